@@ -1,0 +1,75 @@
+"""Reverse-mode autodiff: order the graph, then walk it backwards applying each op's backward rule.
+
+Two phases, as in micrograd: (1) a topological order of the graph, built iteratively so that a chain
+of 100,000 ops does not hit Python's recursion limit; (2) a walk over it in reverse, accumulating the
+gradient of every node before passing it on to the node's parents.
+"""
+from __future__ import annotations
+
+from tinygrad_like.function import check_finite, enable_grad, no_grad, state
+
+
+def toposort(roots) -> list:
+    """Tensors reachable from `roots` through ops that need gradients, each after all of its parents."""
+    order, seen = [], set()
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            ctx = node._ctx
+            if ctx is not None:
+                if getattr(ctx, "freed", False):
+                    raise RuntimeError(
+                        f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
+                        "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
+                stack.extend((p, False) for p in ctx.parents if p.requires_grad and id(p) not in seen)
+    return order
+
+
+def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None) -> dict:
+    """Propagate `root_grads` from `roots` to the leaves.
+
+    Returns {id(tensor): gradient} for `inputs` when given (the `grad()` function); otherwise
+    accumulates into the `.grad` of every leaf that requires grad (the `backward()` method).
+    """
+    order = toposort(roots)
+    wanted = None if inputs is None else {id(t) for t in inputs}
+    grads = {}
+    for root, g in zip(roots, root_grads):
+        grads[id(root)] = grads[id(root)] + g if id(root) in grads else g
+    found = {}
+    with (enable_grad() if create_graph else no_grad()):
+        for node in reversed(order):
+            g = grads.pop(id(node), None)
+            if g is None:
+                continue
+            if wanted is not None and id(node) in wanted:
+                found[id(node)] = g
+            if retain_graph:
+                node._last_grad = g.data  # kept for draw_graph(show_grads=True)
+            ctx = node._ctx
+            if ctx is None:
+                if wanted is None:
+                    node.grad = g if node.grad is None else node.grad + g
+                continue
+            parent_grads = ctx.backward(g, node)
+            if not isinstance(parent_grads, tuple):
+                parent_grads = (parent_grads,)
+            for p, pg in zip(ctx.parents, parent_grads):
+                if pg is None or not p.requires_grad:
+                    continue
+                if state.detect_anomaly:
+                    check_finite(ctx, pg.data, "backward gradient")
+                if pg.dtype != p.dtype:
+                    pg = pg.cast(p.dtype)
+                grads[id(p)] = grads[id(p)] + pg if id(p) in grads else pg
+            if not retain_graph:
+                ctx.free()
+    return found

@@ -1,0 +1,112 @@
+"""The bookkeeping every op shares: `Function`, grad mode, name scopes and anomaly detection.
+
+A `Function` is one node of the computation graph. `apply` runs its numpy `forward`, and, when
+gradients are wanted, remembers its parents so that `backward` can be called later. Backward rules
+are written with Tensor ops, so the gradient is itself a graph when `create_graph=True` asks for it.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+
+class _State(threading.local):
+    grad_enabled = True
+    scopes: tuple[str, ...] = ()
+    detect_anomaly = False
+
+
+state = _State()
+
+
+class no_grad(contextlib.ContextDecorator):
+    """`with no_grad():` (or `@no_grad()`) runs ops without recording a graph: inference, optimizer steps."""
+
+    def __enter__(self):
+        self.prev, state.grad_enabled = state.grad_enabled, False
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+
+
+class enable_grad(no_grad):
+    """The opposite of `no_grad`; backward uses it to record the gradient graph when `create_graph=True`."""
+
+    def __enter__(self):
+        self.prev, state.grad_enabled = state.grad_enabled, True
+
+
+@contextlib.contextmanager
+def scope(name: str):
+    """Name the ops created inside: `with scope("block0.attn"):`. Nested scopes join with dots.
+
+    `draw_graph(..., group_scopes=True)` draws each scope as a box, so a transformer reads as blocks.
+    """
+    state.scopes = state.scopes + (name,)
+    try:
+        yield
+    finally:
+        state.scopes = state.scopes[:-1]
+
+
+def current_scope() -> str:
+    return ".".join(s for s in state.scopes if s)
+
+
+@contextlib.contextmanager
+def detect_anomaly():
+    """Raise at the first op whose forward output or backward gradient holds a NaN or an Inf."""
+    prev, state.detect_anomaly = state.detect_anomaly, True
+    try:
+        yield
+    finally:
+        state.detect_anomaly = prev
+
+
+def check_finite(fn: "Function", array: np.ndarray, what: str) -> None:
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        where = f" in scope '{fn.scope}'" if fn.scope else ""
+        bad = "NaN" if np.isnan(array).any() else "Inf"
+        raise FloatingPointError(f"detect_anomaly: {type(fn).__name__}{where} produced {bad} in its {what} "
+                                 f"(shape {array.shape})")
+
+
+class Function:
+    """One op. Subclasses define `forward(*arrays, **options) -> array` on numpy arrays and
+    `backward(grad, out) -> grad or tuple of grads` with Tensor ops, one gradient per parent
+    (None for a parent that needs none). `self.parents` holds the input Tensors, `out` is the output."""
+
+    parents: tuple = ()
+    scope = ""
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def backward(self, grad, out):
+        raise NotImplementedError
+
+    def needs_grad(self, i: int) -> bool:
+        return self.parents[i].requires_grad
+
+    @classmethod
+    def apply(cls, *parents, **kwargs):
+        from tinygrad_like.tensor import Tensor
+        fn = cls()
+        try:
+            data = fn.forward(*[p.data for p in parents], **kwargs)
+        except ValueError as e:
+            shapes = " and ".join(str(p.shape) for p in parents)
+            raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
+        requires_grad = state.grad_enabled and any(p.requires_grad for p in parents)
+        if requires_grad:
+            fn.parents, fn.scope = parents, current_scope()
+        if state.detect_anomaly:
+            fn.scope = current_scope()
+            check_finite(fn, data, "forward output")
+        return Tensor._make(data, fn if requires_grad else None)
+
+    def free(self):
+        """Drop what backward needed, like PyTorch does after backward without retain_graph."""
+        self.parents, self.freed = None, True

@@ -1,0 +1,506 @@
+"""`Tensor`: a numpy array that remembers how it was made, so gradients can flow back through it.
+
+Layout of this file: construction and creation, then the ops grouped as unary, binary, reduce,
+movement and selection (each a thin call into a primitive of ops.py or a composition of them), then
+the functional nn ops (softmax, layernorm, attention, ...) composed from those, then autograd.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from tinygrad_like import ops
+from tinygrad_like import random as _random
+from tinygrad_like.autograd import backprop
+from tinygrad_like.function import current_scope, state
+
+
+def _shape_args(shape) -> tuple:
+    """Accept f(2, 3) and f((2, 3)) alike."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+class Tensor:
+    """An n-dimensional array with reverse-mode autodiff.
+
+    >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad.numpy()        # d(Σx²)/dx = 2x
+    array([2., 4., 6.], dtype=float32)
+    """
+
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "name", "scope", "_last_grad", "__weakref__")
+    __array_priority__ = 1000  # so that numpy_array * tensor calls Tensor.__rmul__
+
+    def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
+        if isinstance(data, Tensor):
+            data = data.data
+        if isinstance(data, np.ndarray):
+            array = data if dtype is None else data.astype(dtype, copy=False)
+        else:
+            array = np.asarray(data, dtype=_dtype(dtype))
+            if dtype is None and array.dtype == np.float64:
+                array = array.astype(np.float32)  # Python floats and lists default to float32
+        if requires_grad and array.dtype.kind != "f":
+            raise TypeError(f"Tensor: only floating point tensors can require grad, got dtype {array.dtype} "
+                            "(integer tensors hold indices; convert with .float() first if you meant values)")
+        self.data, self.grad, self.requires_grad, self._ctx = array, None, requires_grad, None
+        self.name, self.scope, self._last_grad = name, current_scope(), None
+
+    @classmethod
+    def _make(cls, data: np.ndarray, ctx) -> "Tensor":
+        """Fast path for op outputs: no conversion, no checks."""
+        t = cls.__new__(cls)
+        t.data, t.grad, t.requires_grad, t._ctx = data, None, ctx is not None, ctx
+        t.name, t.scope, t._last_grad = None, ctx.scope if ctx is not None else "", None
+        return t
+
+    # ------------------------------------------------------------ creation
+    @staticmethod
+    def manual_seed(seed: int) -> None:
+        """Seed the library's one random generator: randn, rand, uniform, dropout and sampling."""
+        _random.manual_seed(seed)
+
+    @classmethod
+    def zeros(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(np.zeros(_shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def ones(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(np.ones(_shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def full(cls, shape, value, dtype=np.float32, requires_grad=False):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return cls(np.full(shape, value, dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def randn(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(_random.rng().standard_normal(_shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def rand(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(_random.rng().random(_shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def uniform(cls, *shape, low=0.0, high=1.0, dtype=np.float32, requires_grad=False):
+        data = _random.rng().uniform(low, high, _shape_args(shape)).astype(dtype)
+        return cls(data, requires_grad=requires_grad)
+
+    @classmethod
+    def arange(cls, start, stop=None, step=1, dtype=None, requires_grad=False):
+        """Like range(): integers when every argument is an int, float32 otherwise."""
+        if stop is None:
+            start, stop = 0, start
+        if dtype is None:
+            dtype = np.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else np.float32
+        return cls(np.arange(start, stop, step, dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def eye(cls, n: int, dtype=np.float32, requires_grad=False):
+        return cls(np.eye(n, dtype=dtype), requires_grad=requires_grad)
+
+    def zeros_like(self) -> "Tensor":
+        return Tensor(np.zeros_like(self.data))
+
+    def ones_like(self) -> "Tensor":
+        return Tensor(np.ones_like(self.data))
+
+    # ------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple: return self.data.shape
+    @property
+    def dtype(self) -> np.dtype: return self.data.dtype
+    @property
+    def ndim(self) -> int: return self.data.ndim
+    @property
+    def size(self) -> int: return self.data.size
+    @property
+    def T(self) -> "Tensor": return self.permute(*reversed(range(self.ndim)))
+
+    def numpy(self) -> np.ndarray: return self.data
+    def item(self): return self.data.item()
+    def tolist(self): return self.data.tolist()
+    def detach(self) -> "Tensor": return Tensor._make(self.data, None)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __hash__(self): return id(self)
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .any() or .all()")
+        return bool(self.data)
+
+    def __repr__(self):
+        body = np.array2string(self.data, precision=4, separator=", ", threshold=20, edgeitems=2, prefix="Tensor(")
+        extras = [f"dtype={self.dtype}"]
+        if self._ctx is not None:
+            extras.append(f"grad_fn=<{type(self._ctx).__name__}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        if self.name:
+            extras.append(f"name={self.name!r}")
+        return f"Tensor({body}, {', '.join(extras)})"
+
+    def cast(self, dtype) -> "Tensor":
+        dtype = np.dtype(dtype)
+        return self if dtype == self.dtype else ops.Cast.apply(self, dtype=dtype)
+
+    def float(self) -> "Tensor": return self.cast(np.float32)
+    def double(self) -> "Tensor": return self.cast(np.float64)
+
+    def _lift(self, other) -> "Tensor":
+        """Turn a Python or numpy number into a Tensor of our dtype, so float32 stays float32."""
+        if isinstance(other, Tensor):
+            return other
+        if self.dtype.kind == "f" and np.ndim(other) == 0 and not isinstance(other, np.ndarray):
+            return Tensor._make(np.asarray(other, dtype=self.dtype), None)
+        return Tensor(other)
+
+    # ------------------------------------------------------------ unary ops
+    def __neg__(self): return ops.Neg.apply(self)
+    def exp(self): return ops.Exp.apply(self)
+    def log(self): return ops.Log.apply(self)
+    def sqrt(self): return ops.Sqrt.apply(self)
+    def tanh(self): return ops.Tanh.apply(self)
+    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def relu(self): return ops.Relu.apply(self)
+    def abs(self): return ops.Abs.apply(self)
+    def sign(self) -> "Tensor":
+        """Constant (no gradient): the derivative of sign is zero wherever it exists."""
+        return Tensor._make(np.sign(self.data), None)
+
+    def silu(self):
+        """x·σ(x), the SiLU (swish) used by SwiGLU."""
+        return self * self.sigmoid()
+
+    def gelu(self):
+        """GELU, tanh approximation as in GPT-2: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+
+    # ------------------------------------------------------------ binary ops
+    def __add__(self, other): return ops.Add.apply(self, self._lift(other))
+    def __radd__(self, other): return ops.Add.apply(self._lift(other), self)
+    def __sub__(self, other): return ops.Sub.apply(self, self._lift(other))
+    def __rsub__(self, other): return ops.Sub.apply(self._lift(other), self)
+    def __mul__(self, other): return ops.Mul.apply(self, self._lift(other))
+    def __rmul__(self, other): return ops.Mul.apply(self._lift(other), self)
+    def __truediv__(self, other): return ops.Div.apply(self, self._lift(other))
+    def __rtruediv__(self, other): return ops.Div.apply(self._lift(other), self)
+
+    def __pow__(self, other):
+        if isinstance(other, Tensor):
+            return ops.Pow.apply(self, other)
+        return ops.PowConst.apply(self, c=float(other))
+
+    def __rpow__(self, other): return ops.Pow.apply(self._lift(other), self)
+
+    def maximum(self, other): return ops.Maximum.apply(self, self._lift(other))
+    def minimum(self, other): return -((-self).maximum(-self._lift(other)))
+
+    def clip(self, low=None, high=None):
+        """Clamp into [low, high]; the gradient is 1 inside and 0 where clamped."""
+        out = self
+        if low is not None:
+            out = (out < low).where(self._lift(low), out)
+        if high is not None:
+            out = (out > high).where(self._lift(high), out)
+        return out
+
+    def matmul(self, other):
+        """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector."""
+        other = self._lift(other)
+        x = self.unsqueeze(0) if self.ndim == 1 else self
+        y = other.unsqueeze(-1) if other.ndim == 1 else other
+        if x.ndim < 2 or y.ndim < 2:
+            raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
+        if x.shape[-1] != y.shape[-2]:
+            raise ValueError(f"matmul: inner dimensions differ: {self.shape} @ {other.shape}")
+        out = ops.Matmul.apply(x, y)
+        if other.ndim == 1:
+            out = out.squeeze(-1)
+        return out.squeeze(-2) if self.ndim == 1 else out
+
+    __matmul__ = dot = matmul
+    def __rmatmul__(self, other): return self._lift(other).matmul(self)
+
+    # comparisons give boolean tensors that carry no gradient
+    def _compare(self, other, fn):
+        other = other.data if isinstance(other, Tensor) else other
+        return Tensor._make(fn(self.data, other), None)
+
+    def __lt__(self, other): return self._compare(other, np.less)
+    def __le__(self, other): return self._compare(other, np.less_equal)
+    def __gt__(self, other): return self._compare(other, np.greater)
+    def __ge__(self, other): return self._compare(other, np.greater_equal)
+    def __eq__(self, other): return self._compare(other, np.equal)
+    def __ne__(self, other): return self._compare(other, np.not_equal)
+    def __invert__(self): return Tensor._make(~self.data, None)
+    def __and__(self, other): return self._compare(other, np.logical_and)
+    def __or__(self, other): return self._compare(other, np.logical_or)
+
+    def any(self): return Tensor._make(np.any(self.data), None)
+    def all(self): return Tensor._make(np.all(self.data), None)
+
+    # ------------------------------------------------------------ reduce ops
+    def _axes(self, axis) -> tuple | None:
+        if axis is None:
+            return None
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        for a in axes:
+            if not -self.ndim <= a < max(self.ndim, 1):
+                raise ValueError(f"axis {a} is out of range for a tensor of shape {self.shape}")
+        return tuple(sorted(int(a) % max(self.ndim, 1) for a in axes))
+
+    def sum(self, axis=None, keepdim=False): return ops.Sum.apply(self, axis=self._axes(axis), keepdim=keepdim)
+    def max(self, axis=None, keepdim=False): return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
+    def min(self, axis=None, keepdim=False): return -((-self).max(axis, keepdim))
+
+    def _count(self, axis) -> int:
+        axes = self._axes(axis)
+        return self.size if axes is None else math.prod(self.shape[a] for a in axes)
+
+    def mean(self, axis=None, keepdim=False):
+        return self.sum(axis, keepdim) / self._count(axis)
+
+    def var(self, axis=None, keepdim=False, correction=1):
+        """Σ(x - mean)² / (N - correction): correction=1 is the unbiased estimate, 0 the population variance."""
+        centered = self - self.mean(axis, keepdim=True)
+        return (centered * centered).sum(axis, keepdim) / max(self._count(axis) - correction, 0)
+
+    def std(self, axis=None, keepdim=False, correction=1):
+        return self.var(axis, keepdim, correction).sqrt()
+
+    def argmax(self, axis=None):
+        return Tensor._make(np.argmax(self.data, axis=axis), None)
+
+    # ------------------------------------------------------------ movement ops
+    def reshape(self, *shape):
+        shape = _shape_args(shape)
+        return self if shape == self.shape else ops.Reshape.apply(self, shape=shape)
+
+    def view(self, *shape): return self.reshape(*shape)
+
+    def permute(self, *order):
+        order = _shape_args(order)
+        if sorted(o % max(self.ndim, 1) for o in order) != list(range(self.ndim)):
+            raise ValueError(f"permute: {order} is not a permutation of the {self.ndim} axes of shape {self.shape}")
+        return ops.Permute.apply(self, order=tuple(o % self.ndim for o in order))
+
+    def transpose(self, dim0=-2, dim1=-1):
+        order = list(range(self.ndim))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        return self.permute(*order)
+
+    def expand(self, *shape):
+        shape = _shape_args(shape)
+        shape = tuple(s if n == -1 else n for s, n in zip((1,) * (len(shape) - self.ndim) + self.shape, shape))
+        return self if shape == self.shape else ops.Expand.apply(self, shape=shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = start_dim % self.ndim, end_dim % self.ndim
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def unsqueeze(self, dim):
+        dim = dim % (self.ndim + 1)
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dim = dim % max(self.ndim, 1)
+        if self.shape[dim] != 1:
+            return self
+        return self.reshape(self.shape[:dim] + self.shape[dim + 1:])
+
+    def __getitem__(self, index):
+        index = _convert_index(index)
+        try:
+            return ops.Getitem.apply(self, index=index)
+        except IndexError as e:
+            raise IndexError(f"getitem: {e} (tensor shape {self.shape})") from None
+
+    @staticmethod
+    def cat(*tensors, dim=0):
+        """Join tensors along an existing axis: cat(a (2,3), b (4,3)) is (6,3)."""
+        tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        first = tensors[0]
+        axis = dim % first.ndim
+        for t in tensors[1:]:
+            if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis):
+                raise ValueError(f"cat: shapes {first.shape} and {t.shape} differ outside dim {dim}")
+        return ops.Cat.apply(*tensors, axis=axis)
+
+    @staticmethod
+    def stack(*tensors, dim=0):
+        """Join same-shaped tensors along a new axis: stack of three (2,3) is (3,2,3)."""
+        tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        first = tensors[0]
+        for t in tensors[1:]:
+            if t.shape != first.shape:
+                raise ValueError(f"stack: shapes {first.shape} and {t.shape} differ")
+        return Tensor.cat(*[t.unsqueeze(dim) for t in tensors], dim=dim)
+
+    # ------------------------------------------------------------ selection
+    def where(self, x, y):
+        """`cond.where(x, y)`: x where cond is true, else y (cond is self, a boolean tensor)."""
+        x = x if isinstance(x, Tensor) else (y._lift(x) if isinstance(y, Tensor) else Tensor(x))
+        y = x._lift(y)
+        return ops.Where.apply(self if self.dtype == bool else self.cast(bool), x, y)
+
+    def masked_fill(self, mask, value):
+        """Replace the entries where `mask` is true by `value` (e.g. -inf before a softmax)."""
+        mask = mask if isinstance(mask, Tensor) else Tensor(mask)
+        return mask.where(self._lift(value), self)
+
+    # ------------------------------------------------------------ functional nn ops (composed)
+    def softmax(self, axis=-1):
+        """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+        e = (self - self.max(axis, keepdim=True).detach()).exp()
+        return e / e.sum(axis, keepdim=True)
+
+    def log_softmax(self, axis=-1):
+        """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+        shifted = self - self.max(axis, keepdim=True).detach()
+        return shifted - shifted.exp().sum(axis, keepdim=True).log()
+
+    def layernorm(self, axis=-1, eps=1e-5):
+        """(x - mean) / √(var + eps) over `axis`: each vector gets mean 0 and standard deviation 1."""
+        centered = self - self.mean(axis, keepdim=True)
+        return centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
+
+    def sparse_categorical_crossentropy(self, targets, ignore_index=-1):
+        """Mean of -log softmax(logits)[target] over positions whose target is not `ignore_index`.
+
+        self: logits (..., C); targets: integer (...). With no position left, the loss is 0.
+        """
+        targets = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+        if targets.shape != self.shape[:-1]:
+            raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
+                             f"{self.shape[:-1]}, got {targets.shape}")
+        n_class = self.shape[-1]
+        flat = targets.reshape(-1)
+        keep = flat != ignore_index
+        bad = flat[keep & ((flat < 0) | (flat >= n_class))]
+        if bad.size:
+            raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
+        logp = self.reshape(-1, n_class).log_softmax(-1)
+        rows = np.nonzero(keep)[0]
+        picked = logp[rows, flat[rows]]
+        return -picked.sum() / max(len(rows), 1)
+
+    def dropout(self, p=0.5, training=True):
+        """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
+        if not training or p == 0:
+            return self
+        if not 0 <= p < 1:
+            raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+        keep = _random.rng().random(self.shape) >= p
+        return self * Tensor._make((keep / (1 - p)).astype(self.dtype), None)
+
+    def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
+        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query.
+
+        attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
+        the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
+        when keys outnumber queries, as in KV-cache decoding). Returns out (..., Tq, dv), and the
+        weights (..., Tq, Tk) too with return_weights=True.
+        """
+        q, k, v = self, key, value
+        if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+            raise ValueError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
+                             "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
+        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]))  # (..., Tq, Tk)
+        if is_causal:
+            tq, tk = q.shape[-2], k.shape[-2]
+            allowed = np.tril(np.ones((tq, tk), dtype=bool), k=tk - tq)
+            scores = scores.masked_fill(Tensor(~allowed), -math.inf)
+        if attn_mask is not None:
+            mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor(attn_mask)
+            scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
+        weights = scores.softmax(-1)
+        out = weights @ v
+        return (out, weights) if return_weights else out
+
+    # ------------------------------------------------------------ autograd
+    def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
+        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
+
+        `gradient` is d(loss)/d(self) and may be omitted for a scalar. The graph is freed afterwards
+        unless `retain_graph`; `create_graph` records the backward pass, for higher-order gradients.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("backward: this tensor does not require grad (no input had requires_grad=True, "
+                               "or it was computed under no_grad())")
+        if gradient is None:
+            if self.size != 1:
+                raise RuntimeError(f"backward: output of shape {self.shape} is not a scalar; reduce it first "
+                                   "(e.g. .sum()) or pass gradient= with the same shape")
+            gradient = Tensor._make(np.ones_like(self.data), None)
+        gradient = _as_gradient(gradient, self)
+        backprop([self], [gradient], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+
+
+def _as_gradient(g, t: Tensor) -> Tensor:
+    g = g if isinstance(g, Tensor) else Tensor(np.asarray(g, dtype=t.dtype))
+    if g.shape != t.shape:
+        raise ValueError(f"backward: gradient of shape {g.shape} does not match output of shape {t.shape}")
+    return g
+
+
+def _convert_index(index):
+    """Tensors and lists inside an index become numpy integer arrays."""
+    def conv(i):
+        if isinstance(i, Tensor):
+            return i.data
+        if isinstance(i, list):
+            return np.asarray(i)
+        return i
+    return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
+
+
+def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, allow_unused=False):
+    """d(outputs)/d(inputs) as a list of Tensors, leaving every `.grad` untouched.
+
+    outputs, inputs: a Tensor or a sequence of them. With allow_unused, an input the outputs do not
+    depend on gets None; otherwise that is an error.
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    seeds = []
+    for out, g in zip(outputs, grad_outputs):
+        if not out.requires_grad:
+            raise RuntimeError("grad: an output does not require grad")
+        if g is None:
+            if out.size != 1:
+                raise RuntimeError(f"grad: output of shape {out.shape} is not a scalar; pass grad_outputs")
+            g = Tensor._make(np.ones_like(out.data), None)
+        seeds.append(_as_gradient(g, out))
+    retain = create_graph if retain_graph is None else retain_graph
+    found = backprop(outputs, seeds, retain_graph=retain, create_graph=create_graph, inputs=inputs)
+    result = []
+    for i, t in enumerate(inputs):
+        g = found.get(id(t))
+        if g is None and not allow_unused:
+            raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not used to compute the outputs; "
+                               "pass allow_unused=True to get None for it")
+        result.append(g)
+    return result
