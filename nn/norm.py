@@ -1,0 +1,55 @@
+"""Normalisation layers: `LayerNorm` (GPT-2) and `RMSNorm` (Llama and most recent models).
+
+Both rescale each token's vector (the last axis) to a fixed size, then apply a learned per-feature
+scale, so every sub-layer of a block sees well-scaled inputs however large the residual stream grows.
+"""
+from __future__ import annotations
+
+from tinygrad_like import Tensor
+from nn.module import Module
+
+
+def _check_dim(layer: str, x: Tensor, dim: int) -> None:
+    if x.ndim == 0 or x.shape[-1] != dim:
+        raise ValueError(f"{layer}: input of shape {x.shape} must end in the normalised dimension {dim}")
+
+
+class LayerNorm(Module):
+    """y = (x - mean) / √(var + eps) · weight + bias over the last axis; x (..., dim) -> (..., dim).
+
+    weight starts at ones and bias at zeros, so a fresh layer only standardises. bias=False drops the
+    shift (nanoGPT's option).
+    """
+
+    def __init__(self, dim: int, eps: float = 1e-5, bias: bool = True, dtype="float32"):
+        self.dim, self.eps = dim, eps
+        self.weight = Tensor.ones(dim, dtype=dtype, requires_grad=True)
+        self.bias = Tensor.zeros(dim, dtype=dtype, requires_grad=True) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        _check_dim("LayerNorm", x, self.dim)
+        y = x.layernorm(-1, self.eps) * self.weight
+        return y + self.bias if self.bias is not None else y
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, eps={self.eps}, bias={self.bias is not None}"
+
+
+class RMSNorm(Module):
+    """y = x / √(mean(x²) + eps) · weight over the last axis; x (..., dim) -> (..., dim).
+
+    No centring and no bias: only the root mean square is fixed to 1, which is cheaper than LayerNorm
+    and works as well in practice (Zhang & Sennrich 2019, https://arxiv.org/abs/1910.07467).
+    """
+
+    def __init__(self, dim: int, eps: float = 1e-6, dtype="float32"):
+        self.dim, self.eps = dim, eps
+        self.weight = Tensor.ones(dim, dtype=dtype, requires_grad=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        _check_dim("RMSNorm", x, self.dim)
+        rms = ((x * x).mean(-1, keepdim=True) + self.eps).sqrt()  # (..., 1)
+        return x / rms * self.weight
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, eps={self.eps}"
