@@ -1,0 +1,58 @@
+"""What every small demo shares: its `--out` folder, saving figures (matplotlib, Agg backend) and
+graphs (draw_graph(...).render_to), and printing where each file went.
+
+A demo runs as `python demos/NAME.py [--out DIR]`; Python then puts demos/ (not the repository root)
+on sys.path, so importing this module first also makes the library importable when it has not been
+installed with `pip install -e .`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if importlib.util.find_spec("tinygrad_like") is None:  # running from a checkout without `pip install -e .`
+    sys.path.insert(0, str(ROOT))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")  # draw into files only: works on servers and in CI, never opens a window
+import matplotlib.pyplot as plt  # noqa: E402,F401  (re-exported for the demos)
+
+
+def parser(name: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the `--out` option every demo has (default out/NAME/)."""
+    p = argparse.ArgumentParser(prog=f"python demos/{name}.py", description=description,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default=f"out/{name}", help="folder for the pictures (created if missing)")
+    return p
+
+
+def out_dir(path) -> pathlib.Path:
+    path = pathlib.Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_figure(fig, path) -> pathlib.Path:
+    """Save a matplotlib figure as PNG, close it (so long runs do not pile up figures), say where."""
+    path = pathlib.Path(path)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    print(f"  wrote {path}")
+    return path
+
+
+def count_nodes(graph) -> int:
+    """How many tensors/ops a draw_graph picture shows (its DOT node statements, not edges)."""
+    return len(re.findall(r"^\s*n\d+ \[", graph.source, flags=re.MULTILINE))
+
+
+def save_graph(graph, path) -> pathlib.Path:
+    """Render a draw_graph result (SVG needs no system Graphviz), say where and how many nodes."""
+    written = graph.render_to(path)
+    print(f"  wrote {written}  ({count_nodes(graph)} nodes)")
+    return written
