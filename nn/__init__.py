@@ -8,4 +8,5 @@ from nn.norm import LayerNorm, RMSNorm
 from nn.dropout import Dropout
 from nn.mlp import MLP
 from nn.moe import MoE
+from nn.block import Block
 from nn import init
