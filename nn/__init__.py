@@ -10,3 +10,4 @@ from nn.mlp import MLP
 from nn.moe import MoE
 from nn.block import Block
 from nn import init
+from nn import optim, state
