@@ -46,6 +46,12 @@ def save_figure(fig, path) -> pathlib.Path:
     return path
 
 
+def named(t, name: str):
+    """Give a tensor a name (returned, for chaining), so graph pictures label it."""
+    t.name = name
+    return t
+
+
 def count_nodes(graph) -> int:
     """How many tensors/ops a draw_graph picture shows (its DOT node statements, not edges)."""
     return len(re.findall(r"^\s*n\d+ \[", graph.source, flags=re.MULTILINE))

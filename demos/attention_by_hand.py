@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 import _common
+from _common import named
 from tinygrad_like import Tensor, draw_graph, scope
 
 TOKENS = ["fund", "pays", "it"]
@@ -25,12 +26,6 @@ TOKENS = ["fund", "pays", "it"]
 def fmt(values) -> str:
     """(0.860, 1.432): the chapter's three decimals."""
     return "(" + ", ".join(f"{v:.3f}" for v in np.ravel(values)) + ")"
-
-
-def named(t: Tensor, name: str) -> Tensor:
-    """Name an intermediate so the graph pictures label it."""
-    t.name = name
-    return t
 
 
 def main(argv=None) -> dict:
