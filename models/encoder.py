@@ -13,6 +13,7 @@ Padding: attention_mask (B, T) is 1 for real tokens and 0 for padding, right-pad
 ones, then zeros), as tokenizers pad a batch. nn.Attention has no attention-mask input, so instead
 of masking padded keys, each row is run on its real tokens only (rows of equal length together, as
 one batch); the result is exactly what masking would give, and padding positions get zero states.
+(With experts, last_aux_loss then describes the last of those batches only.)
 """
 from __future__ import annotations
 

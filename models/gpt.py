@@ -251,9 +251,9 @@ class GPT(Transformer):
                 raise KeyError(f"from_hf_gpt2: '{key}' is not a parameter of this model "
                                f"(it expects {sorted(_hf_name(n) for n in params)[:6]}...)")
             if array.shape != params[ours_name].shape:
-                how = " after the Conv1D transpose" if _is_conv1d(ours_name) else ""
-                raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(value))}, which{how} gives "
-                                 f"{array.shape}, but the model's '{ours_name}' is {params[ours_name].shape}")
+                how = f", {array.shape} after the Conv1D transpose," if _is_conv1d(ours_name) else ""
+                raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(value))}{how} but the model's "
+                                 f"'{ours_name}' is {params[ours_name].shape}")
             ours[ours_name] = array
         missing = [_hf_name(n) for n in params if n not in ours]
         if missing:
