@@ -164,7 +164,7 @@ def load(path, model, optimizer=None) -> dict:
 def _check_model(path: str, model, weights: dict) -> None:
     params = dict(model.named_parameters())
     missing = [k for k in params if k not in weights]
-    unexpected = [k for k in weights if k not in params]
+    unexpected = sorted(k for k in weights if k not in params)
     if missing or unexpected:
         raise CheckpointError(f"load: {path} does not fit {type(model).__name__}: missing {missing}, "
                               f"unexpected {unexpected}")

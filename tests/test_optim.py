@@ -114,21 +114,30 @@ def test_param_groups_have_own_settings_and_none_grads_are_skipped():
 
 
 def test_schedule_through_group_lr():
-    """A training loop sets group["lr"] each step; an np.float64 lr must not upcast float32 weights."""
-    p0, grads = np.ones(5), grads_for((5,))
+    """A training loop sets group["lr"] each step. An np.float64 lr must not upcast float32 arithmetic:
+    the result is bitwise the one a Python float lr gives, and plain SGD is bitwise p − lr·g in float32."""
+    p0 = np.random.default_rng(9).standard_normal(64).astype(np.float32) * 1e-2  # small: rounding shows
+    grads = [g.astype(np.float32) for g in grads_for((64,))]
     lrs = [0.1, 0.05, 0.02, 0.01]
-    p = Tensor(p0.astype(np.float32), requires_grad=True)
-    opt = SGD([p], lr=1.0, momentum=0.9)
+    results = []                                       # [(with Python float lr, with np.float64 lr)] per optimizer
+    for make in (lambda ps: SGD(ps, lr=1.0), lambda ps: SGD(ps, lr=1.0, momentum=0.9), lambda ps: Adam(ps, lr=1.0)):
+        results.append([])
+        for cast in (float, np.float64):
+            p = Tensor(p0.copy(), requires_grad=True)
+            opt = make([p])
+            for lr, g in zip(lrs, grads):
+                opt.param_groups[0]["lr"] = cast(lr)
+                p.grad = Tensor(g)
+                opt.step()
+            assert p.dtype == np.float32
+            assert all(v.dtype == np.float32 for v in opt.state[id(p)].values() if isinstance(v, np.ndarray))
+            results[-1].append(p.data)
+    for python_lr, numpy_lr in results:
+        np.testing.assert_array_equal(numpy_lr, python_lr)
+    ref = p0.copy()
     for lr, g in zip(lrs, grads):
-        opt.param_groups[0]["lr"] = np.float64(lr)
-        p.grad = Tensor(g.astype(np.float32))
-        opt.step()
-    assert p.dtype == np.float32 and opt.state[id(p)]["momentum_buffer"].dtype == np.float32
-    ref, buf = p0.copy(), None
-    for lr, g in zip(lrs, grads):
-        buf = g.copy() if buf is None else 0.9 * buf + g
-        ref = ref - lr * buf
-    np.testing.assert_allclose(p.data, ref, rtol=2e-6)
+        ref = ref - np.float32(lr) * g                 # float32 throughout
+    np.testing.assert_array_equal(results[0][0], ref)
 
 
 def test_float32_stays_float32_everywhere():
@@ -258,6 +267,14 @@ def test_clip_grad_norm_scales_to_max_norm():
     assert a.grad.dtype == np.float32 and c.grad is None
     new_norm = math.sqrt(np.sum(a.grad.data.astype(np.float64) ** 2) + np.sum(b.grad.data.astype(np.float64) ** 2))
     assert new_norm == pytest.approx(6.5, rel=1e-6)
+
+
+def test_clip_grad_norm_epsilon():
+    """The 1e-6 in max_norm/(‖g‖ + 1e-6) shows on tiny gradients: ‖g‖ = 1e-4 clipped to 5e-5 scales by 0.495, not 0.5."""
+    a = Tensor(np.zeros(2), requires_grad=True)
+    a.grad = Tensor(np.array([6e-5, 8e-5]))
+    assert clip_grad_norm(a, 5e-5) == pytest.approx(1e-4, rel=1e-12)
+    np.testing.assert_allclose(a.grad.data, np.array([6e-5, 8e-5]) * (5e-5 / (1e-4 + 1e-6)), rtol=1e-12)
 
 
 def test_clip_grad_norm_below_max_does_nothing():
