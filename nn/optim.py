@@ -31,6 +31,7 @@ class Optimizer:
     """
 
     _buffers: tuple = ()  # names of the per-parameter arrays in `state`, e.g. ("exp_avg", "exp_avg_sq")
+    _required: tuple = ("step",)  # entries every non-empty per-parameter state must have
 
     def __init__(self, params, defaults: dict):
         name = type(self).__name__
@@ -140,6 +141,9 @@ class Optimizer:
                 raise ValueError(f"{name}: state for parameter {index}, but the groups only list {sorted(by_index)}")
             p = by_index[index]
             unknown = [k for k in s if k != "step" and k not in self._buffers]
+            lacking = [k for k in self._required if s and k not in s]
+            if lacking:
+                raise ValueError(f"{name}: parameter {index} state lacks {lacking}")
             if unknown:
                 raise ValueError(f"{name}: parameter {index} has unknown state {unknown}; "
                                  f"{type(self).__name__} keeps {list(self._buffers)}")
@@ -200,6 +204,7 @@ class Adam(Optimizer):
     """
 
     _buffers = ("exp_avg", "exp_avg_sq")
+    _required = ("step", "exp_avg", "exp_avg_sq")
     _decoupled = False
 
     def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):

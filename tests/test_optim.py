@@ -152,7 +152,7 @@ def test_float32_stays_float32_everywhere():
 
 
 def test_step_after_backward_with_shared_readonly_grads():
-    """(a + b).sum() hands a and b one read-only broadcast gradient array; stepping must not write to it."""
+    """(a + b).sum() may hand a and b one read-only broadcast gradient array; stepping must not write to it."""
     a, b = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True)
     (a + b).sum().backward()
     opt = SGD([a, b], lr=0.5, momentum=0.9, weight_decay=0.1)
@@ -215,6 +215,7 @@ def test_state_dict_contents():
     (lambda sd: sd["param_groups"][0].pop("betas"), "lacks settings"),
     (lambda sd: sd["param_groups"][0].update(lr=-1.0), "lr must be >= 0"),
     (lambda sd: sd["state"].update({7: {}}), "parameter 7"),
+    (lambda sd: sd["state"][1].pop("exp_avg_sq"), r"parameter 1 state lacks \['exp_avg_sq'\]"),
 ])
 def test_load_mismatched_state_is_an_error_and_changes_nothing(mutate, match):
     ps, opt = make_pair(lambda ps: Adam(ps, lr=0.01))
@@ -287,7 +288,7 @@ def test_clip_grad_norm_below_max_does_nothing():
 
 
 def test_clip_grad_norm_with_shared_gradient():
-    """a and b share one read-only gradient array after backward; each must be scaled exactly once."""
+    """a and b may share one read-only gradient array after backward; each must be scaled exactly once."""
     a, b = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True)
     (a + b).sum().backward()                                               # every grad entry is 1, ‖g‖ = 2
     assert clip_grad_norm([a, b], 1.0) == pytest.approx(2.0)
