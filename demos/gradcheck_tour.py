@@ -12,8 +12,8 @@ here by `max_abs_error`), and whether the library's `gradcheck` passes. Layers a
 and their parameters are passed as inputs, so the weights are checked too, not only the input.
 Inputs sit away from kinks (relu, abs at 0; max at ties) where the derivative is not defined.
 
-Run:  python demos/gradcheck_tour.py [--only SUBSTRING]
-Exit code 1 if any check fails.
+Run:  python demos/gradcheck_tour.py [--out DIR] [--only SUBSTRING]     (default out/gradcheck_tour/)
+Prints the table and writes it to gradcheck_tour.txt; the exit code is 1 if any check fails.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-import _common  # noqa: F401  (makes the library importable from a checkout)
+import _common  # first: makes the library importable from a checkout
 import nn
 from tinygrad_like import GradcheckError, Tensor, grad, gradcheck
 
@@ -209,20 +209,29 @@ def main(argv=None) -> dict:
     cases = [("op", c) for c in op_cases()] + [("layer", c) for c in layer_cases()]
     cases = [(kind, c) for kind, c in cases if args.only.lower() in c[0].lower()]
 
-    print(f"{'':6s}{'name':34s} {'checked':>8s} {'max abs error':>14s}  pass")
+    lines = []
+
+    def say(line: str = "") -> None:                          # print, and keep for the table file
+        print(line)
+        lines.append(line)
+
+    say(f"{'':6s}{'name':34s} {'checked':>8s} {'max abs error':>14s}  pass")
     rows = []
     for kind, (name, fn, inputs) in cases:
         row = check(name, fn, inputs)
         rows.append(row)
-        print(f"{kind:6s}{name:34s} {row['elements']:8d} {row['max_abs_error']:14.2e}  "
-              f"{'ok' if row['passed'] else 'FAIL'}")
+        say(f"{kind:6s}{name:34s} {row['elements']:8d} {row['max_abs_error']:14.2e}  "
+            f"{'ok' if row['passed'] else 'FAIL'}")
         if row["note"]:
-            print(f"      {row['note']}")
+            say(f"      {row['note']}")
     failed = [r["name"] for r in rows if not r["passed"]]
     worst = max((r["max_abs_error"] for r in rows), default=0.0)
-    print(f"\n{len(rows) - len(failed)} of {len(rows)} passed; the largest error anywhere is {worst:.1e}"
-          + (f"; FAILED: {', '.join(failed)}" if failed else ""))
-    return {"rows": rows, "all_passed": not failed, "failed": failed}
+    say(f"\n{len(rows) - len(failed)} of {len(rows)} passed; the largest error anywhere is {worst:.1e}"
+        + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    table = _common.out_dir(args.out) / "gradcheck_tour.txt"
+    table.write_text("\n".join(lines) + "\n")
+    print(f"  wrote {table}")
+    return {"rows": rows, "all_passed": not failed, "failed": failed, "files": {"table": table}}
 
 
 if __name__ == "__main__":
