@@ -6,6 +6,8 @@ gradient of every node before passing it on to the node's parents.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tinygrad_like.function import check_finite, enable_grad, no_grad, state
 
 
@@ -56,10 +58,20 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 node._last_grad = g.data  # kept for draw_graph(show_grads=True)
             ctx = node._ctx
             if ctx is None:
-                if wanted is None:
-                    node.grad = g if node.grad is None else node.grad + g
+                if wanted is None and node.grad is None:
+                    # an array of its own: g may be shared with another leaf or a read-only broadcast view,
+                    # and optimizers update .grad in place
+                    node.grad = g if create_graph else type(g)._make(np.array(g.data), None)
+                elif wanted is None:
+                    node.grad = node.grad + g
                 continue
-            parent_grads = ctx.backward(g, node)
+            # the backward rule's own ops are not checked one by one: an Inf there is reported
+            # below as this op's gradient, naming the op whose rule produced it
+            anomaly, state.detect_anomaly = state.detect_anomaly, False
+            try:
+                parent_grads = ctx.backward(g, node)
+            finally:
+                state.detect_anomaly = anomaly
             if not isinstance(parent_grads, tuple):
                 parent_grads = (parent_grads,)
             for p, pg in zip(ctx.parents, parent_grads):

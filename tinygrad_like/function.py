@@ -66,7 +66,12 @@ def detect_anomaly():
 
 
 def check_finite(fn: "Function", array: np.ndarray, what: str) -> None:
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
+    """Raise on NaN or Inf. A forward output may hold -inf: that is how masks are written (masked_fill
+    with -inf before a softmax, whose exp gives 0). log(0) = -inf is still caught, by its backward (1/0)."""
+    if array.dtype.kind != "f":
+        return
+    finite = np.isfinite(array) if what != "forward output" else ~(np.isnan(array) | (array == np.inf))
+    if not finite.all():
         where = f" in scope '{fn.scope}'" if fn.scope else ""
         bad = "NaN" if np.isnan(array).any() else "Inf"
         raise FloatingPointError(f"detect_anomaly: {type(fn).__name__}{where} produced {bad} in its {what} "
@@ -96,6 +101,8 @@ class Function:
         fn = cls()
         try:
             data = fn.forward(*[p.data for p in parents], **kwargs)
+            if not isinstance(data, np.ndarray):
+                data = np.asarray(data)  # np.sum over all axes, or 0-d arithmetic, gives a numpy scalar
         except ValueError as e:
             shapes = " and ".join(str(p.shape) for p in parents)
             raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None

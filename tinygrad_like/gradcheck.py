@@ -39,19 +39,17 @@ def _check(scalar_fn, inputs, eps, atol, rtol, what):
     for i, g in zip(wrt, analytic):
         x = inputs[i]
         g = np.zeros_like(x.data) if g is None else g.data
-        flat = x.data.reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            flat[j] = orig + eps
+        for index in np.ndindex(x.shape):  # nudge x.data in place (a reshaped copy of a strided array would not move)
+            orig = x.data[index]
+            x.data[index] = orig + eps
             plus = scalar_fn(*inputs).item()
-            flat[j] = orig - eps
+            x.data[index] = orig - eps
             minus = scalar_fn(*inputs).item()
-            flat[j] = orig
+            x.data[index] = orig
             numeric = (plus - minus) / (2 * eps)
-            exact = g.reshape(-1)[j]
+            exact = g[index]
             if not abs(exact - numeric) <= atol + rtol * abs(numeric):
                 name = f" ({x.name})" if x.name else ""
-                index = np.unravel_index(j, x.shape) if x.shape else ()
                 raise GradcheckError(f"{what}: input {i}{name} of shape {x.shape}, element {tuple(map(int, index))}: "
                                      f"analytic {exact:.10g} vs numeric {numeric:.10g} "
                                      f"(difference {abs(exact - numeric):.3g})")

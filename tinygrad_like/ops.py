@@ -77,14 +77,16 @@ class Add(Function):
     def forward(self, x, y): return x + y
     def backward(self, grad, out):
         x, y = self.parents
-        return unbroadcast(grad, x.shape), unbroadcast(grad, y.shape)
+        return (unbroadcast(grad, x.shape) if x.requires_grad else None,
+                unbroadcast(grad, y.shape) if y.requires_grad else None)
 
 
 class Sub(Function):
     def forward(self, x, y): return x - y
     def backward(self, grad, out):
         x, y = self.parents
-        return unbroadcast(grad, x.shape), unbroadcast(-grad, y.shape)
+        return (unbroadcast(grad, x.shape) if x.requires_grad else None,
+                unbroadcast(-grad, y.shape) if y.requires_grad else None)
 
 
 class Mul(Function):
@@ -117,6 +119,8 @@ class PowConst(Function):
     def forward(self, x, c): self.c = c; return x ** x.dtype.type(c) if x.dtype.kind == "f" else x ** c
     def backward(self, grad, out):                                        # d x^c = c x^(c-1)
         x, c = self.parents[0], self.c
+        if c == 0:
+            return grad.zeros_like()                                      # x^0 = 1 is constant (even at x = 0)
         return grad * c if c == 1 else grad * (x * c if c == 2 else x ** (c - 1) * c)
 
 

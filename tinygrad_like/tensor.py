@@ -42,6 +42,8 @@ class Tensor:
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
         if isinstance(data, Tensor):
             data = data.data
+        if isinstance(data, np.generic):
+            data = np.asarray(data)  # a numpy scalar keeps its dtype, like a numpy array
         if isinstance(data, np.ndarray):
             array = data if dtype is None else data.astype(dtype, copy=False)
         else:
@@ -312,7 +314,7 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start_dim % self.ndim, end_dim % self.ndim
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+        return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
         dim = dim % (self.ndim + 1)
