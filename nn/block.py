@@ -22,6 +22,14 @@ from nn.norm import LayerNorm, RMSNorm
 NORMS = ("layernorm", "rmsnorm")
 
 
+def _make_norm(norm: str, dim: int, bias: bool, dtype) -> Module:
+    if norm == "layernorm":
+        return LayerNorm(dim, bias=bias, dtype=dtype)
+    if norm == "rmsnorm":
+        return RMSNorm(dim, dtype=dtype)
+    raise ValueError(f"Block: unknown norm {norm!r}, expected one of {NORMS}")
+
+
 class Block(Module):
     """x (B, T, C) -> (B, T, C), C = dim. Sub-layers named as in nanoGPT: ln_1, attn, ln_2, mlp.
 
@@ -36,16 +44,12 @@ class Block(Module):
                  mlp: str = "gelu", norm: str = "layernorm", prenorm: bool = True, causal: bool = True,
                  rope: bool = False, bias: bool = True, dropout: float = 0.0, n_expert: int = 0, top_k: int = 2,
                  dtype="float32"):
-        if norm not in NORMS:
-            raise ValueError(f"Block: unknown norm {norm!r}, expected one of {NORMS}")
         hidden = 4 * dim if mlp_hidden is None else mlp_hidden
         self.dim, self.prenorm = dim, prenorm
-        make_norm = (lambda: LayerNorm(dim, bias=bias, dtype=dtype)) if norm == "layernorm" else \
-                    (lambda: RMSNorm(dim, dtype=dtype))
-        self.ln_1 = make_norm()
+        self.ln_1 = _make_norm(norm, dim, bias, dtype)
         self.attn = Attention(dim, n_head, n_kv_head, causal=causal, bias=bias, rope=rope, dropout=dropout,
                               dtype=dtype)
-        self.ln_2 = make_norm()
+        self.ln_2 = _make_norm(norm, dim, bias, dtype)
         if n_expert > 0:
             self.mlp = MoE(dim, hidden, n_expert, top_k=top_k, activation=mlp, bias=bias, dtype=dtype)
         else:
@@ -61,15 +65,13 @@ class Block(Module):
         """x (B, T, C) -> (B, T, C); with return_weights, (x, attention weights (B, nh, T, T_k))."""
         if x.ndim != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"Block: input of shape {x.shape}, expected (B, T, {self.dim})")
-        h = self.ln_1(x) if self.prenorm else x
-        a = self.attn(h, kv_cache=kv_cache, return_weights=return_weights)
-        a, weights = a if return_weights else (a, None)
-        a = self.resid_dropout(a)
         if self.prenorm:
-            x = x + a
+            a, weights = self.attn(self.ln_1(x), kv_cache=kv_cache, return_weights=True)
+            x = x + self.resid_dropout(a)
             x = x + self.resid_dropout(self.mlp(self.ln_2(x)))
         else:
-            x = self.ln_1(x + a)
+            a, weights = self.attn(x, kv_cache=kv_cache, return_weights=True)
+            x = self.ln_1(x + self.resid_dropout(a))
             x = self.ln_2(x + self.resid_dropout(self.mlp(x)))
         return (x, weights) if return_weights else x
 
