@@ -83,13 +83,15 @@ def main(argv=None) -> dict:
     causal_out = causal_w @ v                                     # (3, 2)
     print("\nThe causal mask (scores of later tokens set to -inf before the softmax):")
     for i in range(3):
-        print(f"   token {i + 1} ({TOKENS[i]}): weights {fmt(causal_w.numpy()[i])}, output {fmt(causal_out.numpy()[i])}")
+        print(f"   token {i + 1} ({TOKENS[i]}): weights {fmt(causal_w.numpy()[i])}, "
+              f"output {fmt(causal_out.numpy()[i])}")
     r.update(causal_weights=causal_w.numpy().copy(), causal_out=causal_out.numpy().copy())
 
     # ---------------------------------------------------------------- the MLP step, token 3 alone
     W_1 = Tensor([[1.0, 0.0, 1.0, -1.0],
                   [0.0, 1.0, -1.0, 1.0]], name="W_1")  # (d=2, hidden=4): columns (1,0), (0,1), (1,-1), (-1,1)
-    W_2 = Tensor([[0.5, 0.0], [0.0, 0.5], [0.5, 0.0], [0.0, 0.5]], name="W_2")  # (4, 2): our choice, the text leaves it open
+    # (4, 2): our choice, the text leaves the second matrix open
+    W_2 = Tensor([[0.5, 0.0], [0.0, 0.5], [0.5, 0.0], [0.0, 0.5]], name="W_2")
     pre = y @ W_1                                     # (4,)
     hidden = pre.relu()                               # (4,)
     mlp_out = hidden @ W_2                            # (2,)
@@ -97,8 +99,8 @@ def main(argv=None) -> dict:
     print("\nThe MLP step (d = 2, hidden 4) on token 3's attention output", fmt(y.numpy()))
     print("   hidden pre-activations:", fmt(pre.numpy()).strip("()"))
     print("   ReLU zeroes the negative one:", fmt(hidden.numpy()))
-    print("   a second 4x2 matrix (ours: 0.5 x [[1,0],[0,1],[1,0],[0,1]]) narrows back:", fmt(mlp_out.numpy()),
-          "; added to the residual stream x3 + attention:", fmt(stream.numpy()))
+    print("   a second 4x2 matrix (ours: 0.5 x [[1,0],[0,1],[1,0],[0,1]]) narrows back:", fmt(mlp_out.numpy()))
+    print(f"   added to the residual stream x3 + attention = {fmt(x[2].numpy() + y.numpy())}:", fmt(stream.numpy()))
     r.update(mlp_pre=pre.numpy().copy(), mlp_relu=hidden.numpy().copy(), mlp_out=mlp_out.numpy().copy(),
              stream3=stream.numpy().copy())
 
@@ -107,7 +109,8 @@ def main(argv=None) -> dict:
     loss.backward(retain_graph=True)                  # keep the graph, to draw it with gradient norms
     print("\nGradients of (sum of token 3's output):")
     for W in (W_Q, W_K, W_V):
-        print(f"   d loss / d {W.name} =", np.array2string(W.grad.numpy(), precision=3, separator=", ").replace("\n", ""))
+        rows = np.array2string(W.grad.numpy(), precision=3, separator=", ").replace("\n", "")
+        print(f"   d loss / d {W.name} = {rows}")
     r["grads"] = {W.name: W.grad.numpy().copy() for W in (W_Q, W_K, W_V)}
 
     print("\nGraphs:")

@@ -92,10 +92,12 @@ def main(argv=None) -> dict:
     print(f"{args.batch} x {args.tokens} queries, each against {args.tokens} keys; "
           f"a uniform softmax has max weight {1 / args.tokens:.3f} and entropy {math.log(args.tokens):.2f} nats\n")
     print(f"{'':>5} {'std of scores':^22} {'mean max weight':^18} {'entropy (nats)':^18} {'grad norm (median)':^20}")
-    print(f"{'d':>5} {'q·k':>7} {'√d':>7} {'/√d':>7} {'raw':>8} {'/√d':>8}  {'raw':>8} {'/√d':>8}  {'raw':>9} {'/√d':>9}")
+    print(f"{'d':>5} {'q·k':>7} {'√d':>7} {'/√d':>7} {'raw':>8} {'/√d':>8}  "
+          f"{'raw':>8} {'/√d':>8}  {'raw':>9} {'/√d':>9}")
     for r in rows:
         print(f"{r['d']:>5} {r['std_raw']:7.2f} {math.sqrt(r['d']):7.2f} {r['std_scaled']:7.3f} "
-              f"{r['max_weight_raw']:8.3f} {r['max_weight_scaled']:8.3f}  {r['entropy_raw']:8.3f} {r['entropy_scaled']:8.3f}  "
+              f"{r['max_weight_raw']:8.3f} {r['max_weight_scaled']:8.3f}  "
+              f"{r['entropy_raw']:8.3f} {r['entropy_scaled']:8.3f}  "
               f"{r['grad_norm_raw']:9.2e} {r['grad_norm_scaled']:9.2e}")
     big = rows[-1]
     print(f"\nAt d = {big['d']}: raw scores spread {big['std_raw']:.1f}, the softmax puts {big['max_weight_raw']:.0%} "
