@@ -90,6 +90,15 @@ def test_loss_at_init_is_ln_vocab(name):
     assert abs(loss.item() - math.log(64)) < 0.1
 
 
+def test_idx_and_targets_as_tensors():
+    m = model()
+    idx, targets = ids(2, 5), ids(2, 5, seed=1)
+    logits, loss = m(Tensor(idx), Tensor(targets))
+    np.testing.assert_array_equal(logits.numpy(), m(idx)[0].numpy())
+    assert loss.item() == pytest.approx(m(idx, targets)[1].item())
+    assert m.generate(Tensor(idx), 2, temperature=0).shape == (2, 7)
+
+
 def test_ignored_targets():
     m = model()
     idx, targets = ids(2, 9), ids(2, 9, seed=1)
@@ -221,6 +230,20 @@ def test_kv_cache_greedy_equals_no_cache_and_crops(name):
     np.testing.assert_array_equal(without, expected)
 
 
+def test_kv_cache_reads_the_prompt_once_then_one_token_per_step():
+    m = model(block_size=8)
+    seen = []
+    trunk = m._trunk
+    m._trunk = lambda idx, **kw: seen.append((idx.shape[1], kw.get("start", 0))) or trunk(idx, **kw)
+    m.generate(ids(2, 6), 5, temperature=0)
+    # prefill 6 tokens, then 1 token at positions 6 and 7; the cache is then full (8 = block_size),
+    # so each further step re-reads the last 8 tokens from position 0, as the uncached path crops
+    assert seen == [(6, 0), (1, 6), (1, 7), (8, 0), (8, 0)]
+    seen.clear()
+    m.generate(ids(2, 6), 3, temperature=0, use_cache=False)
+    assert seen == [(6, 0), (7, 0), (8, 0)]
+
+
 def test_sampling_with_seed_same_with_and_without_cache():
     m = model(block_size=8)
     prompt = ids(3, 3)
@@ -312,6 +335,19 @@ def test_checkpoint_round_trip(tmp_path, name):
     np.testing.assert_array_equal(a(x)[0].numpy(), b(x)[0].numpy())
     if VARIANTS[name].get("tie_weights", True):
         assert b.lm_head.weight is b.transformer.wte.weight      # still tied after loading
+
+
+@pytest.mark.xfail(reason="nn.MoE keeps its aux_loss as a Tensor attribute, and Module.named_parameters lists any "
+                          "Tensor attribute with requires_grad, so after a training forward 'mlp.aux_loss' shows "
+                          "up as a parameter (state_dict, num_params, optimizers); reported to the nn owners")
+def test_moe_checkpoint_after_a_training_forward(tmp_path):
+    from nn import state
+    a, b = model(seed=1, **VARIANTS["moe"]), model(seed=2, **VARIANTS["moe"])
+    a(ids(2, 6), ids(2, 6, seed=1))[1].backward()
+    assert a.num_params() == count_params(a.config)
+    state.save(tmp_path / "ckpt.safetensors", a)
+    state.load(tmp_path / "ckpt.safetensors", b)
+    np.testing.assert_array_equal(a(ids(2, 6))[0].numpy(), b(ids(2, 6))[0].numpy())
 
 
 def test_load_nanogpt_style_state_dict_with_both_tied_keys():
