@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -196,7 +197,8 @@ class GPT(Transformer):
         last block_size tokens are read afresh (positions restart at 0), exactly as the uncached path
         crops: both paths always see the same window, so they give the same tokens. Past that point
         every step re-reads the window (the learned positions of every token shift, so old keys are
-        stale), i.e. it runs at uncached speed.
+        stale), i.e. it runs at uncached speed. A causal=False model cannot use a cache (a new token
+        changes every earlier token's state), so it always re-reads the window.
         Runs without a graph and in eval mode (no dropout), restoring the previous mode.
         """
         ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
@@ -208,6 +210,7 @@ class GPT(Transformer):
         _check_sampling(temperature, top_k, top_p)
         rng = np.random.default_rng(seed) if seed is not None else _random.rng()
         block = self.config.block_size
+        use_cache = use_cache and self.config.causal
         caches = None
         with no_grad(), _eval_mode(self):
             for _ in range(max_new_tokens):
@@ -342,11 +345,11 @@ class _eval_mode:
 # ---------------------------------------------------------------- sampling helpers (numpy, no graph)
 
 def _check_sampling(temperature, top_k, top_p) -> None:
-    if not (isinstance(temperature, (int, float)) and temperature >= 0 and math.isfinite(temperature)):
+    if not (isinstance(temperature, Real) and temperature >= 0 and math.isfinite(temperature)):
         raise ValueError(f"generate: temperature must be a number >= 0 (0 is greedy), got {temperature!r}")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
         raise ValueError(f"generate: top_k must be an integer >= 1 or None, got {top_k!r}")
-    if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+    if top_p is not None and not (isinstance(top_p, Real) and 0 < top_p <= 1):
         raise ValueError(f"generate: top_p must be in (0, 1] or None, got {top_p!r}")
 
 

@@ -244,6 +244,12 @@ def test_kv_cache_reads_the_prompt_once_then_one_token_per_step():
     assert seen == [(6, 0), (7, 0), (8, 0)]
 
 
+def test_non_causal_model_generates_without_a_cache():
+    m = model(causal=False)
+    prompt = ids(1, 4)
+    np.testing.assert_array_equal(m.generate(prompt, 5, temperature=0), greedy_by_hand(m, prompt, 5))
+
+
 def test_sampling_with_seed_same_with_and_without_cache():
     m = model(block_size=8)
     prompt = ids(3, 3)
