@@ -1,6 +1,7 @@
 """`Module`: a layer that finds its parameters and sub-layers from its own attributes.
 
-A parameter is any Tensor attribute with requires_grad=True; a sub-layer is any Module attribute,
+A parameter is any leaf Tensor attribute with requires_grad=True (a Tensor computed by an op, such
+as a MoE layer's `aux_loss`, is not a parameter); a sub-layer is any Module attribute,
 or a list/tuple of Modules (named `h.0`, `h.1`, ...). Names are dotted paths, as in PyTorch and
 nanoGPT (`h.0.attn.c_attn.weight`), so state dicts move between the frameworks by name.
 
@@ -54,7 +55,7 @@ class Module:
         seen = set()
         for path, module in self.named_modules(prefix):
             for key, value in vars(module).items():
-                if isinstance(value, Tensor) and value.requires_grad and id(value) not in seen:
+                if isinstance(value, Tensor) and value.requires_grad and value._ctx is None and id(value) not in seen:
                     seen.add(id(value))  # a tied weight is listed once, under its first name
                     yield (f"{path}.{key}" if path else key), value
 
