@@ -257,6 +257,14 @@ def test_moe_matches_numpy_routing(top_k, activation):
     assert moe.aux_loss.item() == pytest.approx(aux, rel=1e-10)
 
 
+def test_moe_aux_loss_is_not_a_parameter():
+    moe = MoE(4, 5, n_expert=3)
+    names = [n for n, _ in moe.named_parameters()]
+    moe(randn(3, 4).float())
+    assert moe.aux_loss.requires_grad and [n for n, _ in moe.named_parameters()] == names
+    assert "aux_loss" not in moe.state_dict()
+
+
 def test_moe_with_all_experts_is_the_dense_softmax_mixture():
     moe = randomize(MoE(3, 4, n_expert=3, top_k=3, **F64), scale=1.0)
     sd = moe.state_dict()
