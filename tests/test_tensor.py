@@ -119,8 +119,9 @@ def test_cast_float_double():
     x = Tensor([1.5, 2.5], requires_grad=True)
     assert x.double().dtype == np.float64 and x.double().float().dtype == np.float32
     assert x.float() is x
-    x.double().sum().backward()
+    (x.double() * Tensor(np.array([2.0, 3.0]))).sum().backward()
     assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 3.0])
 
 
 # ---------------------------------------------------------------- creation
