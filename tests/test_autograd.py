@@ -50,6 +50,11 @@ def test_leaf_gradients_are_arrays_of_their_own():
     (z + 0.0).backward(g)
     z.grad.data[:] = 0.0
     np.testing.assert_array_equal(g.numpy(), [5.0, 6.0])   # the caller's gradient is untouched
+    m = Tensor(np.zeros((2, 3)), requires_grad=True)
+    g = Tensor(np.arange(6.0))
+    m.reshape(6).backward(g)                              # m.grad would be a numpy view of g
+    m.grad.data *= 0.0
+    np.testing.assert_array_equal(g.numpy(), np.arange(6.0))
 
 
 def test_no_grad_records_nothing():

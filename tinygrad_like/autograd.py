@@ -43,7 +43,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
     """
     order = toposort(roots)
     wanted = None if inputs is None else {id(t) for t in inputs}
-    grads = {}
+    grads, handed_out = {}, {id(g) for g in root_grads}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = grads[id(root)] + g if id(root) in grads else g
     found = {}
@@ -59,9 +59,12 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
             ctx = node._ctx
             if ctx is None:
                 if wanted is None and node.grad is None:
-                    # an array of its own: g may be shared with another leaf or a read-only broadcast view,
-                    # and optimizers update .grad in place
-                    node.grad = g if create_graph else type(g)._make(np.array(g.data), None)
+                    # .grad must be an array of its own (optimizers update it in place): copy g when it is
+                    # a view (of a broadcast, a reshape, ...) or was already handed to another leaf or given
+                    # by the caller. A fresh result, like a matmul's, is kept without paying for a copy.
+                    own = g.data.flags.owndata and g.data.flags.writeable and id(g) not in handed_out
+                    node.grad = g if own or create_graph else type(g)._make(np.array(g.data), None)
+                    handed_out.add(id(g))
                 elif wanted is None:
                     node.grad = node.grad + g
                 continue
