@@ -229,10 +229,10 @@ class Tensor:
             raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
         if x.shape[-1] != y.shape[-2]:
             raise ValueError(f"matmul: inner dimensions differ: {self.shape} @ {other.shape}")
-        out = ops.Matmul.apply(x, y)
-        if other.ndim == 1:
-            out = out.squeeze(-1)
-        return out.squeeze(-2) if self.ndim == 1 else out
+        out = ops.Matmul.apply(x, y)                    # (..., n, m), n = 1 / m = 1 for a vector side
+        if self.ndim == 1:
+            out = out.squeeze(-2)
+        return out.squeeze(-1) if other.ndim == 1 else out
 
     __matmul__ = dot = matmul
     def __rmatmul__(self, other): return self._lift(other).matmul(self)
@@ -294,13 +294,21 @@ class Tensor:
 
     def view(self, *shape): return self.reshape(*shape)
 
+    def _dim(self, dim: int, op: str, extra: int = 0) -> int:
+        """`dim` in [-n, n), n = ndim + extra, as an index >= 0. Out of range is an error, not a silent wrap."""
+        n = self.ndim + extra
+        if not -n <= dim < n:
+            raise ValueError(f"{op}: dim {dim} is out of range for a tensor of shape {self.shape}")
+        return dim % n
+
     def permute(self, *order):
         order = _shape_args(order)
-        if sorted(o % max(self.ndim, 1) for o in order) != list(range(self.ndim)):
+        if sorted(o + self.ndim if o < 0 else o for o in order) != list(range(self.ndim)):
             raise ValueError(f"permute: {order} is not a permutation of the {self.ndim} axes of shape {self.shape}")
         return ops.Permute.apply(self, order=tuple(o % self.ndim for o in order))
 
     def transpose(self, dim0=-2, dim1=-1):
+        dim0, dim1 = self._dim(dim0, "transpose"), self._dim(dim1, "transpose")
         order = list(range(self.ndim))
         order[dim0], order[dim1] = order[dim1], order[dim0]
         return self.permute(*order)
@@ -313,17 +321,17 @@ class Tensor:
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:
             return self.reshape(1)
-        start, end = start_dim % self.ndim, end_dim % self.ndim
+        start, end = self._dim(start_dim, "flatten"), self._dim(end_dim, "flatten")
         return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
-        dim = dim % (self.ndim + 1)
+        dim = self._dim(dim, "unsqueeze", extra=1)
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def squeeze(self, dim=None):
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
-        dim = dim % max(self.ndim, 1)
+        dim = self._dim(dim, "squeeze")
         if self.shape[dim] != 1:
             return self
         return self.reshape(self.shape[:dim] + self.shape[dim + 1:])
@@ -340,7 +348,7 @@ class Tensor:
         """Join tensors along an existing axis: cat(a (2,3), b (4,3)) is (6,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
         first = tensors[0]
-        axis = dim % first.ndim
+        axis = first._dim(dim, "cat")
         for t in tensors[1:]:
             if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis):
                 raise ValueError(f"cat: shapes {first.shape} and {t.shape} differ outside dim {dim}")
@@ -351,6 +359,7 @@ class Tensor:
         """Join same-shaped tensors along a new axis: stack of three (2,3) is (3,2,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
         first = tensors[0]
+        first._dim(dim, "stack", extra=1)
         for t in tensors[1:]:
             if t.shape != first.shape:
                 raise ValueError(f"stack: shapes {first.shape} and {t.shape} differ")
