@@ -94,6 +94,16 @@ def test_grad_with_grad_outputs_and_allow_unused():
         grad(x * x, [x])
 
 
+def test_grad_of_an_intermediate_and_of_several_outputs():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3.0
+    (gh,) = grad((h * h).sum(), [h])                 # d(h²)/dh = 2h = 6x
+    np.testing.assert_array_equal(gh.numpy(), [6.0, 12.0])
+    (gx,) = grad([(x * 2.0).sum(), (x * x).sum()], [x])  # outputs' gradients add: 2 + 2x
+    np.testing.assert_array_equal(gx.numpy(), [4.0, 6.0])
+    assert x.grad is None and h.grad is None
+
+
 def test_second_derivative_of_cube_is_6x():
     x = Tensor(np.array([-1.0, 0.5, 2.0]), requires_grad=True)
     (g,) = grad((x ** 3).sum(), [x], create_graph=True)
