@@ -185,6 +185,15 @@ def test_detect_anomaly_names_the_op_whose_backward_made_inf():
             loss.backward()
 
 
+def test_detect_anomaly_catches_log_of_zero_in_backward():
+    """log(0) = -inf is allowed in a forward output (it is also the mask value), but its gradient 1/0 is not."""
+    x = Tensor([0.0, 1.0], requires_grad=True)
+    with detect_anomaly(), np.errstate(divide="ignore"):
+        y = (x.log() * 2.0).sum()
+        with pytest.raises(FloatingPointError, match=r"Log produced Inf in its backward gradient"):
+            y.backward()
+
+
 def test_detect_anomaly_accepts_masked_attention():
     """-inf is how masks are written (exp(-inf) = 0): a causal attention is not an anomaly."""
     Tensor.manual_seed(0)
