@@ -1,0 +1,517 @@
+"""The main job: train a small GPT on real text on a CPU, and write everything worth looking at.
+
+    python demos/train_gpt.py                            # the default run (see "Defaults" below)
+    python demos/train_gpt.py --preset tiny --steps 100 --out /tmp/tiny
+    python demos/train_gpt.py --text my.txt --tokenizer bpe --vocab-size 512
+    python demos/train_gpt.py --resume out/train_gpt     # continue a stopped run, same numbers
+    python demos/sample.py out/train_gpt --prompt "def "  # generate from the checkpoint
+
+What happens: the text (default: the Python reference docs that ship with CPython, see demos/data.py)
+is split 90/10, tokenized, and a GPT (models/gpt.py) learns to predict each next token:
+
+    x, y = B random windows of T tokens, y shifted by one          (B, T) each
+    loss = mean cross-entropy of softmax(model(x)) against y       nats per token
+    AdamW step (decay on matrices only), lr from warmup + cosine, gradients clipped to --grad-clip
+
+Every --eval-interval steps the loss is measured on the same --eval-iters batches of the train and
+validation splits (fixed batches, so the points of the curve compare like with like). The run must
+beat the unigram baseline, the loss of predicting every token with its training-set frequency.
+
+Written into --out (default out/train_gpt/):
+    ckpt.safetensors    weights, AdamW moments, step, RNG state and loss history (nn/state.py), saved
+                        every --ckpt-interval steps, at the end, and when you press Ctrl-C
+    config.json         the GPTConfig and every run setting;  tokenizer.json  the tokenizer
+    samples.txt         text generated from a few prompts
+    loss.png            training and validation loss against step, with the unigram baseline
+    attention.png       attention weights of every head of every layer on one validation snippet
+    block_backward.svg  the backward graph of one transformer block, boxed by sub-layer
+    summary.json        config, num_params, steps, train/val loss, unigram_val_loss, tokens/s, wall time
+
+Resuming is exact: batches come from the library RNG, which the checkpoint saves and restores, and
+an interrupted step is rolled back (its RNG draws undone; the update itself cannot be cut in half), so
+stopping and resuming gives bit-identical parameters and loss history to an uninterrupted run.
+
+Defaults (measured on 2 CPU cores, see the README for the figures): preset "small" (4 layers, 4 heads,
+width 128, context 64), batch 32, 600 steps, char tokenizer. Char beats BPE-512 within this budget:
+BPE shortens the text about 2.1x, but a 512-way softmax makes each step slower and the larger vocabulary
+needs more steps to learn, so per character of validation text the char model ends lower in 5 minutes.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import pathlib
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+import _common
+from _common import plt
+from data import build_tokenizer, encode, get_batch, load_text, split_text, unigram_loss
+from models import tokenizer as tokenizers
+from models.gpt import GPT, GPTConfig
+from nn import state as checkpoint
+from nn.optim import AdamW, clip_grad_norm, cosine_schedule
+from tinygrad_like import Tensor, draw_graph, no_grad, scope
+from tinygrad_like import random as _random
+
+CKPT, CONFIG, TOKENIZER = "ckpt.safetensors", "config.json", "tokenizer.json"
+
+# A preset sets the model shape and the training length; every flag below overrides one entry.
+PRESETS = {
+    "tiny":   dict(n_layer=2, n_head=2, n_embd=32, block_size=32, batch_size=16, steps=200, lr=3e-3,
+                   eval_interval=50, eval_iters=4),
+    "small":  dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=32, steps=600, lr=2e-3,
+                   eval_interval=100, eval_iters=10),
+    "medium": dict(n_layer=6, n_head=6, n_embd=192, block_size=128, batch_size=32, steps=3000, lr=1e-3,
+                   eval_interval=250, eval_iters=20),
+}
+DEFAULTS = dict(preset="small", text=None, tokenizer="char", vocab_size=512, n_kv_head=None, dropout=0.0,
+                bias=True, norm="layernorm", mlp="gelu", mlp_hidden=None, pos="learned", prenorm=True,
+                tie_weights=True, n_expert=0, top_k=2, dtype="float32", min_lr=None, warmup=None,
+                weight_decay=0.1, grad_clip=1.0, ckpt_interval=None, log_interval=None, seed=1337,
+                sample_tokens=300, prompt=None)
+MODEL_FIELDS = ("block_size", "n_layer", "n_head", "n_embd", "n_kv_head", "dropout", "bias", "norm", "mlp",
+                "mlp_hidden", "pos", "prenorm", "tie_weights", "n_expert", "top_k", "dtype")
+# What --resume may change: how long to train and how often to look, never the model or the data.
+RESUME_OVERRIDES = ("steps", "eval_interval", "ckpt_interval", "log_interval", "sample_tokens", "prompt")
+BETAS = (0.9, 0.99)  # beta2 = 0.99 as nanoGPT uses for small models: faster to adapt on short runs
+
+
+# ---------------------------------------------------------------- command line
+
+def build_parser():
+    p = _common.parser("train_gpt", "Train a small GPT on text and write samples, plots, graphs and a "
+                                    "checkpoint. Unset flags come from --preset.")
+    p.set_defaults(out=None)  # None: out/train_gpt, or the --resume folder
+    p.add_argument("--preset", choices=sorted(PRESETS), help="model shape and run length (default small)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR (its settings are used)")
+    d = p.add_argument_group("data")
+    d.add_argument("--text", metavar="FILE", help="a UTF-8 text file (default: CPython's pydoc_data.topics)")
+    d.add_argument("--tokenizer", choices=("char", "bpe"), help="default char")
+    d.add_argument("--vocab-size", type=int, help="BPE vocabulary size (default 512)")
+    m = p.add_argument_group("model (GPTConfig fields; vocab_size comes from the tokenizer)")
+    m.add_argument("--n-layer", type=int)
+    m.add_argument("--n-head", type=int)
+    m.add_argument("--n-embd", type=int, help="width of the residual stream")
+    m.add_argument("--block-size", type=int, help="context length T")
+    m.add_argument("--n-kv-head", type=int, help="key/value heads (grouped-query attention)")
+    m.add_argument("--dropout", type=float)
+    m.add_argument("--no-bias", dest="bias", action="store_const", const=False, help="no biases")
+    m.add_argument("--norm", choices=("layernorm", "rmsnorm"))
+    m.add_argument("--mlp", choices=("gelu", "relu", "swiglu"))
+    m.add_argument("--mlp-hidden", type=int, help="MLP width (default 4 * n_embd)")
+    m.add_argument("--pos", choices=("learned", "rope"))
+    m.add_argument("--postnorm", dest="prenorm", action="store_const", const=False, help="post-norm blocks")
+    m.add_argument("--untied", dest="tie_weights", action="store_const", const=False,
+                   help="separate lm_head and token embedding matrices")
+    m.add_argument("--n-expert", type=int, help="mixture of experts per block (0: dense MLP)")
+    m.add_argument("--top-k", type=int, help="experts per token")
+    m.add_argument("--dtype", choices=("float32", "float64"))
+    t = p.add_argument_group("training")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--batch-size", type=int)
+    t.add_argument("--lr", type=float, help="peak learning rate")
+    t.add_argument("--min-lr", type=float, help="final learning rate (default lr / 10)")
+    t.add_argument("--warmup", type=int, help="linear warmup steps (default steps / 20)")
+    t.add_argument("--weight-decay", type=float, help="AdamW decay of matrices (default 0.1)")
+    t.add_argument("--grad-clip", type=float, help="max global gradient norm, 0 = off (default 1.0)")
+    t.add_argument("--eval-interval", type=int, help="steps between loss measurements")
+    t.add_argument("--eval-iters", type=int, help="batches per loss measurement")
+    t.add_argument("--ckpt-interval", type=int, help="steps between checkpoints (default eval interval)")
+    t.add_argument("--log-interval", type=int, help="steps between log lines when not on a terminal")
+    t.add_argument("--seed", type=int, help="seeds the init and the batches (default 1337)")
+    t.add_argument("--sample-tokens", type=int, help="tokens generated per prompt for samples.txt")
+    t.add_argument("--prompt", action="append", help="a prompt for samples.txt (repeatable)")
+    return p
+
+
+def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
+    """(settings, out dir, resuming?). Settings: DEFAULTS < preset < flags; when resuming, the saved
+    settings, of which only RESUME_OVERRIDES may be changed by flags."""
+    given = {k: v for k, v in vars(args).items() if v is not None and k not in ("out", "resume")}
+    if args.resume:
+        folder = pathlib.Path(args.resume)
+        if not (folder / CKPT).is_file() or not (folder / CONFIG).is_file():
+            raise SystemExit(f"--resume: {folder} holds no {CKPT} and {CONFIG} (not a train_gpt.py output folder)")
+        settings = json.loads((folder / CONFIG).read_text())["settings"]
+        changed = sorted(k for k, v in given.items() if k not in RESUME_OVERRIDES and settings.get(k) != v)
+        if changed:
+            raise SystemExit(f"--resume: cannot change {changed} of a saved run (only {list(RESUME_OVERRIDES)})")
+        settings.update({k: v for k, v in given.items() if k in RESUME_OVERRIDES})
+        return settings, pathlib.Path(args.out or folder), True
+    preset = given.get("preset", DEFAULTS["preset"])
+    settings = {**DEFAULTS, **PRESETS[preset], **given, "preset": preset}
+    settings["min_lr"] = settings["lr"] / 10 if settings["min_lr"] is None else settings["min_lr"]
+    settings["warmup"] = max(1, settings["steps"] // 20) if settings["warmup"] is None else settings["warmup"]
+    settings["ckpt_interval"] = settings["ckpt_interval"] or settings["eval_interval"]
+    for key in ("steps", "batch_size", "eval_interval", "eval_iters", "ckpt_interval"):
+        if settings[key] < 1:
+            raise SystemExit(f"--{key.replace('_', '-')} must be >= 1, got {settings[key]}")
+    if settings["warmup"] >= settings["steps"]:
+        raise SystemExit(f"--warmup ({settings['warmup']}) must be smaller than --steps ({settings['steps']})")
+    return settings, pathlib.Path(args.out or "out/train_gpt"), False
+
+
+# ---------------------------------------------------------------- progress: a bar on a terminal, lines otherwise
+
+class BarProgress:
+    """tqdm bar: step, smoothed train loss, last val loss, tokens/s; tqdm adds the time left."""
+
+    def __init__(self, start: int, total: int):
+        from tqdm import tqdm
+        self.bar = tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stdout)
+
+    def update(self, step, loss, val, tok_s):
+        val_text = f"{val:.3f}" if val is not None else "-"
+        self.bar.set_postfix_str(f"loss {loss:.3f} | val {val_text} | {tok_s:,.0f} tok/s", refresh=False)
+        self.bar.update(step - self.bar.n)
+
+    def close(self):
+        self.bar.close()
+
+
+class LineProgress:
+    """One plain line every `interval` steps (and whenever a new validation loss is measured):
+    step N/total | loss X | val Y | tok/s Z | eta M:SS. `loss` is the mean over the lines's steps."""
+
+    def __init__(self, start: int, total: int, interval: int, val: float | None):
+        self.total, self.interval, self.losses, self.shown_val = total, interval, [], val
+        self.t0, self.start = time.perf_counter(), start
+
+    def update(self, step, loss, val, tok_s):
+        self.losses.append(loss)
+        if step % self.interval and step != self.total and val == self.shown_val:
+            return
+        done = step - self.start
+        eta = (time.perf_counter() - self.t0) / done * (self.total - step) if done else 0.0
+        val_text = f"{val:.4f}" if val is not None else "-"
+        print(f"step {step}/{self.total} | loss {np.mean(self.losses):.4f} | val {val_text} | "
+              f"tok/s {tok_s:.0f} | eta {_duration(eta)}", flush=True)
+        self.losses, self.shown_val = [], val
+
+    def close(self):
+        pass
+
+
+def _duration(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+# ---------------------------------------------------------------- training
+
+def make_optimizer(model: GPT, settings: dict) -> AdamW:
+    """AdamW with two groups: matrices (linear weights, embeddings) decay; vectors (biases, norm
+    gains) do not: shrinking a LayerNorm gain or a bias towards 0 is not a useful prior."""
+    params = list(model.parameters())
+    decay = [p for p in params if p.ndim >= 2]
+    no_decay = [p for p in params if p.ndim < 2]
+    groups = [{"params": decay, "weight_decay": settings["weight_decay"]}]
+    if no_decay:
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    return AdamW(groups, lr=settings["lr"], betas=BETAS)
+
+
+def forward_backward(model: GPT, x: np.ndarray, y: np.ndarray) -> float:
+    """Loss of one batch and its gradients in every parameter's .grad; nothing is updated yet."""
+    _, loss = model(x, y)
+    loss.backward()
+    return loss.item()
+
+
+@contextlib.contextmanager
+def hold_interrupt():
+    """Hold Ctrl-C until the block ends, so an optimizer update is never left half applied."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def estimate_loss(model: GPT, splits: dict, settings: dict) -> dict:
+    """Mean loss on the same `eval_iters` batches of each split every time (a fresh generator seeded
+    from --seed, not the library RNG, so measuring does not change the training batches)."""
+    rng = np.random.default_rng(settings["seed"] + 1)
+    out = {}
+    model.eval()
+    try:
+        with no_grad():
+            for name, ids in splits.items():
+                losses = [model(*get_batch(ids, settings["batch_size"], settings["block_size"], rng))[1].item()
+                          for _ in range(settings["eval_iters"])]
+                out[name] = float(np.mean(losses))
+    finally:
+        model.train()
+    return out
+
+
+def train(model, optimizer, splits, settings, out, step, history) -> tuple[int, bool, dict]:
+    """Run steps `step`..settings["steps"]; returns (step reached, interrupted?, speed stats).
+
+    history: {"train": [batch loss of step 0, 1, ...], "eval": [[step, train loss, val loss], ...]},
+    saved in every checkpoint (for loss.png after a resume).
+    """
+    steps, B, T = settings["steps"], settings["batch_size"], settings["block_size"]
+    log_interval = settings["log_interval"] or max(1, settings["eval_interval"] // 4)
+    rng_state = _random.get_state()  # the RNG as it was after the last completed step
+    stats = dict(tokens=0, seconds=0.0)
+    last_val = history["eval"][-1][2] if history["eval"] else None
+
+    def evaluate_if_due():
+        nonlocal last_val
+        due = step % settings["eval_interval"] == 0 or step == steps
+        if due and not (history["eval"] and history["eval"][-1][0] == step):
+            losses = estimate_loss(model, splits, settings)
+            history["eval"].append([step, losses["train"], losses["val"]])
+            last_val = losses["val"]
+
+    progress = None
+    try:
+        evaluate_if_due()  # the untrained model's loss (or one that an interrupt cut off)
+        progress = BarProgress(step, steps) if sys.stdout.isatty() else \
+            LineProgress(step, steps, log_interval, last_val)
+        while step < steps:
+            t0 = time.perf_counter()
+            lr = cosine_schedule(step, settings["lr"], settings["warmup"], steps, settings["min_lr"])
+            x, y = get_batch(splits["train"], B, T, _random.rng())
+            loss = forward_backward(model, x, y)
+            with hold_interrupt():  # from here the step completes, or it never happened
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                if settings["grad_clip"] > 0:
+                    clip_grad_norm(model.parameters(), settings["grad_clip"])
+                optimizer.step()
+                optimizer.zero_grad()
+                history["train"].append(loss)
+                step += 1
+                rng_state = _random.get_state()
+            stats["seconds"] += time.perf_counter() - t0
+            stats["tokens"] += B * T
+            evaluate_if_due()
+            progress.update(step, loss, last_val, stats["tokens"] / stats["seconds"])
+            if step % settings["ckpt_interval"] == 0 and step < steps:
+                save_checkpoint(out, model, optimizer, step, history)
+        save_checkpoint(out, model, optimizer, step, history)
+        return step, False, stats
+    except KeyboardInterrupt:
+        _random.set_state(rng_state)  # undo the random draws of the step that did not finish
+        save_checkpoint(out, model, optimizer, step, history)
+        return step, True, stats
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def save_checkpoint(out, model, optimizer, step, history):
+    checkpoint.save(out / CKPT, model, optimizer, step, extra={"history": history})
+
+
+# ---------------------------------------------------------------- what the run leaves behind
+
+def write_samples(model, tokenizer, prompts, n_tokens, seed, path) -> pathlib.Path:
+    """For each prompt: the prompt and n_tokens sampled at temperature 0.8 (top-k 40)."""
+    parts = []
+    for i, prompt in enumerate(prompts):
+        ids = np.asarray([tokenizer.encode(prompt)], dtype=np.int64)
+        out = model.generate(ids, n_tokens, temperature=0.8, top_k=40, seed=seed + i)
+        parts.append(f"=== prompt {prompt!r} ===\n{tokenizer.decode(out[0].tolist())}\n")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    print(f"  wrote {path}")
+    return path
+
+
+def default_prompts(tokenizer, val_text: str) -> list[str]:
+    """A few prompts that suit the Python docs, kept when the tokenizer can encode them, and the
+    first words of the validation text (a prompt from text the model never trained on)."""
+    prompts = []
+    for p in ("\n", "The ", "def ", "for x in ", val_text[:24].rsplit(" ", 1)[0] + " "):
+        try:
+            if p.strip(" ") or p == "\n":
+                tokenizer.encode(p)
+                prompts.append(p)
+        except ValueError:
+            pass
+    return list(dict.fromkeys(prompts)) or ["\n"]
+
+
+def plot_loss(history, baseline, path) -> pathlib.Path:
+    """Batch losses of every step (thin), their running mean, the measured train/val points, baseline."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    batch = np.asarray(history["train"])
+    steps = np.arange(len(batch))  # batch loss of step i: the weights after i updates, like an eval at i
+    ax.plot(steps, batch, color="tab:blue", alpha=0.25, lw=0.8, label="train batch loss")
+    if len(batch) >= 10:
+        w = max(5, len(batch) // 50)
+        ax.plot(steps[w - 1:], np.convolve(batch, np.ones(w) / w, mode="valid"), color="tab:blue", lw=1.5,
+                label=f"train, running mean of {w}")
+    if history["eval"]:
+        ev = np.asarray(history["eval"])
+        ax.plot(ev[:, 0], ev[:, 1], "o-", color="tab:green", ms=4, label="train (eval batches)")
+        ax.plot(ev[:, 0], ev[:, 2], "s-", color="tab:orange", ms=4, label="validation")
+    ax.axhline(baseline, color="gray", ls="--", lw=1, label=f"unigram baseline {baseline:.3f}")
+    ax.set(xlabel="step", ylabel="cross-entropy (nats / token)", title="Loss")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _common.save_figure(fig, path)
+
+
+def _visible(token: str) -> str:
+    """A token as an axis label: spaces, newlines and tabs drawn as visible marks."""
+    return token.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") or "∅"
+
+
+def snippet(val_ids: np.ndarray, tokenizer, length: int) -> np.ndarray:
+    """`length` validation tokens that read well in a picture: the first run that starts a line with a
+    letter and holds no newline and few spaces (else simply the first tokens), (length,)."""
+    for start in range(1, min(len(val_ids), 20000) - length):
+        ids = val_ids[start:start + length]
+        text = tokenizer.decode(ids.tolist())
+        if tokenizer.decode([int(val_ids[start - 1])]).endswith("\n") and text[:1].isalpha() \
+                and "\n" not in text and text.count(" ") <= len(text) // 4:
+            return ids
+    return val_ids[:length]
+
+
+def plot_attention(model, tokenizer, ids, path) -> pathlib.Path:
+    """Grid of heatmaps, one row per layer and one column per head: row t of a heatmap is how much
+    token t (query, y axis) takes from each earlier token (key, x axis)."""
+    maps = model.attention_maps(ids[None])                   # n_layer x (1, nh, T, T)
+    labels = [_visible(tokenizer.decode([int(i)])) for i in ids]
+    L, H = len(maps), maps[0].shape[1]
+    fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 0.6, 2.4 * L + 0.6), squeeze=False)
+    for layer, weights in enumerate(maps):
+        for head in range(H):
+            ax = axes[layer][head]
+            ax.imshow(weights[0, head], cmap="viridis", vmin=0, vmax=1)
+            ax.set_xticks(range(len(labels)), labels, fontsize=6, rotation=90)
+            ax.set_yticks(range(len(labels)), labels, fontsize=6)
+            ax.set_title(f"layer {layer} head {head}", fontsize=8)
+    fig.suptitle(f"Attention weights on a validation snippet: {tokenizer.decode(ids.tolist())!r}", fontsize=9)
+    fig.tight_layout()
+    return _common.save_figure(fig, path)
+
+
+def draw_block_backward(model, ids, path) -> pathlib.Path:
+    """The backward graph of block 0 of the trained model on a few tokens (batch 1).
+
+    The block's input is the snippet's embeddings as a leaf x (1, T, C); L = sum of the block's
+    outputs stands in for the loss the rest of the network would compute. Run inside the
+    "transformer" scope, the ops' scopes (transformer.h.0.attn, ...) match the parameter names, so
+    draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights.
+    """
+    tr = model.transformer
+    with no_grad():
+        model(ids[None])  # one call of the whole model gives every module its dotted name
+    emb = tr.wte.weight.data[ids]                                         # (T, C)
+    if model.config.pos == "learned":
+        emb = emb + tr.wpe.weight.data[: len(ids)]
+    x = Tensor(emb[None].copy(), requires_grad=True, name="x")           # (1, T, C)
+    model.eval()
+    try:
+        with scope("transformer"):
+            y = tr.h[0](x)                                                # (1, T, C)
+        loss = y.sum()
+        loss.backward(retain_graph=True)
+        graph = draw_graph(loss, direction="backward", group_scopes=True, show_grads=True)
+        return _common.save_graph(graph, path)
+    finally:
+        model.zero_grad()
+        model.train()
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv=None) -> dict | None:
+    """Train (or resume), then write the artefacts; returns the summary, or None if interrupted."""
+    t_start = time.perf_counter()
+    args = build_parser().parse_args(argv)
+    settings, out, resuming = resolve_settings(args)
+    resume_dir = pathlib.Path(args.resume) if resuming else None
+    out = _common.out_dir(out)
+    text, source = load_text(settings["text"])
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    train_text, val_text = split_text(text)
+    if resuming:
+        saved = json.loads((resume_dir / CONFIG).read_text())
+        if saved["data"]["sha256"] != digest:
+            raise SystemExit(f"--resume: the text {source} differs from the one this run trained on")
+        tokenizer = tokenizers.load(resume_dir / TOKENIZER)
+        tokenizer.save(out / TOKENIZER)
+    else:
+        tokenizer = build_tokenizer(settings["tokenizer"], train_text, text, settings["vocab_size"])
+        tokenizer.save(out / TOKENIZER)
+    splits = {"train": encode(tokenizer, train_text), "val": encode(tokenizer, val_text)}
+    prompts = settings["prompt"] or default_prompts(tokenizer, val_text)
+    for prompt in prompts:  # fail now, not after training
+        try:
+            tokenizer.encode(prompt)
+        except ValueError as e:
+            raise SystemExit(f"--prompt {prompt!r}: {e} of the char tokenizer (built from the text)") from None
+    config = GPTConfig(vocab_size=tokenizer.vocab_size, **{k: settings[k] for k in MODEL_FIELDS})
+    (out / CONFIG).write_text(json.dumps({"model": config.to_dict(), "settings": settings,
+                                          "data": {"source": source, "sha256": digest}}, indent=1))
+
+    Tensor.manual_seed(settings["seed"])
+    model = GPT(config)
+    optimizer = make_optimizer(model, settings)
+    step, history = 0, {"train": [], "eval": []}
+    if resuming:
+        info = checkpoint.load(resume_dir / CKPT, model, optimizer)  # weights, moments, RNG state
+        step, history = info["step"], info["extra"]["history"]
+    baseline = unigram_loss(splits["train"], splits["val"], tokenizer.vocab_size)
+    print(f"data: {source}, {len(text):,} characters; {settings['tokenizer']} tokenizer, vocab {tokenizer.vocab_size}; "
+          f"train {len(splits['train']):,} tokens, val {len(splits['val']):,}")
+    print(f"model: {model.num_params():,} parameters ({config.n_layer} layers, {config.n_head} heads, "
+          f"width {config.n_embd}, context {config.block_size}); unigram baseline {baseline:.4f} nats/token")
+    print(f"{'resuming at' if resuming else 'training from'} step {step} to {settings['steps']}, "
+          f"batch {settings['batch_size']}x{settings['block_size']} tokens")
+
+    step, interrupted, stats = train(model, optimizer, splits, settings, out, step, history)
+    if interrupted:
+        print(f"\ninterrupted: checkpoint at step {step} saved to {out / CKPT}\n"
+              f"continue with: python demos/train_gpt.py --resume {out}")
+        return None
+
+    print("writing the results:")
+    _, train_loss, val_loss = history["eval"][-1]
+    ids = snippet(splits["val"], tokenizer, min(config.block_size, 16))
+    files = {
+        "samples": write_samples(model, tokenizer, prompts, settings["sample_tokens"], settings["seed"], out / "samples.txt"),
+        "loss_plot": plot_loss(history, baseline, out / "loss.png"),
+        "attention": plot_attention(model, tokenizer, ids, out / "attention.png"),
+        "block_backward": draw_block_backward(model, ids[:6], out / "block_backward.svg"),
+        "checkpoint": out / CKPT, "config": out / CONFIG, "tokenizer": out / TOKENIZER,
+    }
+    tokens_per_sec = stats["tokens"] / stats["seconds"] if stats["seconds"] else None
+    summary = {
+        "config": config.to_dict(), "num_params": model.num_params(), "steps": step,
+        "train_loss": train_loss, "val_loss": val_loss, "unigram_val_loss": baseline,
+        "val_loss_per_char": val_loss * len(splits["val"]) / len(val_text),
+        "tokens_per_sec": tokens_per_sec, "wall_time_s": None, "train_time_s": stats["seconds"],
+        "tokenizer": settings["tokenizer"], "text": source, "settings": settings,
+        "checkpoint": str(out / CKPT), "files": {k: str(v) for k, v in files.items()},
+    }
+    summary["wall_time_s"] = time.perf_counter() - t_start
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(f"  wrote {out / 'summary.json'}")
+    print(f"  checkpoint {out / CKPT} (sample with: python demos/sample.py {out} --prompt \"The \")")
+    speed = f", {tokens_per_sec:,.0f} tokens/s" if tokens_per_sec else ""
+    print(f"done: val loss {val_loss:.4f} vs unigram {baseline:.4f} nats/token; "
+          f"{summary['wall_time_s']:.0f} s wall{speed}")
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() is not None else 130)  # 130: the shell's code for "stopped by Ctrl-C"

@@ -1,0 +1,218 @@
+"""Tests of the main job, demos/train_gpt.py, and demos/sample.py and demos/data.py.
+
+Runs are in-process (main(argv)), with a one-layer model 16 wide on 16-token windows for a few
+steps, so each takes a second or two. Known answers come from math or from plain numpy written
+here, never from the code under test: the unigram baseline is recomputed with a Counter; resuming
+is checked against an uninterrupted run (np.array_equal on every parameter and every optimizer
+buffer, and the same loss history).
+"""
+import json
+import math
+import pathlib
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+import matplotlib.image
+import numpy as np
+import pytest
+import safetensors.numpy
+
+DEMOS = pathlib.Path(__file__).resolve().parents[1] / "demos"
+if str(DEMOS) not in sys.path:
+    sys.path.append(str(DEMOS))  # the demos import their helper module `_common` as scripts do
+
+import data  # noqa: E402
+import sample  # noqa: E402
+import train_gpt  # noqa: E402
+
+SVG = "{http://www.w3.org/2000/svg}"
+TINY = ["--preset", "tiny", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+        "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
+SUMMARY_KEYS = ("config", "num_params", "steps", "train_loss", "val_loss", "unigram_val_loss",
+                "tokens_per_sec", "wall_time_s", "checkpoint")
+
+
+def run(out, *flags, steps=6, eval_interval=3):
+    return train_gpt.main([*TINY, "--steps", str(steps), "--eval-interval", str(eval_interval),
+                           "--out", str(out), *flags])
+
+
+def interrupt_at_call(monkeypatch, n):
+    """Make the n-th forward_backward call (1-based) raise KeyboardInterrupt, as Ctrl-C would."""
+    real, calls = train_gpt.forward_backward, [0]
+
+    def fake(*args):
+        calls[0] += 1
+        if calls[0] == n:
+            raise KeyboardInterrupt
+        return real(*args)
+    monkeypatch.setattr(train_gpt, "forward_backward", fake)
+
+
+def checkpoint_arrays(path):
+    return safetensors.numpy.load_file(str(path))
+
+
+def checkpoint_meta(path):
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        return json.loads(f.read(n))["__metadata__"]
+
+
+# ---------------------------------------------------------------- the output folder
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train_gpt")
+    return out, run(out)
+
+
+def test_every_output_file_is_written_and_readable(tiny_run):
+    out, summary = tiny_run
+    for name in ("ckpt.safetensors", "config.json", "tokenizer.json", "samples.txt", "loss.png",
+                 "attention.png", "block_backward.svg", "summary.json"):
+        assert (out / name).is_file(), name
+    for png in ("loss.png", "attention.png"):
+        image = matplotlib.image.imread(out / png)  # decodes, or raises
+        assert image.ndim == 3 and min(image.shape[:2]) > 100
+    assert "=== prompt 'The ' ===\nThe " in (out / "samples.txt").read_text(encoding="utf-8")
+
+
+def test_block_backward_svg_is_grouped_by_sub_layer(tiny_run):
+    out, _ = tiny_run
+    root = ET.parse(out / "block_backward.svg").getroot()
+    clusters = {g.find(f"{SVG}title").text for g in root.iter(f"{SVG}g") if g.get("class") == "cluster"}
+    for sub_layer in ("ln_1", "attn", "ln_2", "mlp"):
+        assert f"cluster_transformer.h.0.{sub_layer}" in clusters
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "AccumulateGrad transformer.h.0.attn.c_attn.weight" in texts  # weights sit in their boxes
+
+
+def test_summary_has_every_key_with_finite_losses(tiny_run):
+    out, summary = tiny_run
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert on_disk == json.loads(json.dumps(summary))
+    for key in SUMMARY_KEYS:
+        assert key in on_disk, key
+    for key in ("train_loss", "val_loss", "unigram_val_loss", "tokens_per_sec", "wall_time_s"):
+        assert math.isfinite(on_disk[key]) and on_disk[key] > 0, key
+    assert on_disk["steps"] == 6 and on_disk["config"]["n_embd"] == 16
+    # the summary's model is the checkpoint's model
+    n = sum(a.size for k, a in checkpoint_arrays(out / "ckpt.safetensors").items() if not k.startswith("optim."))
+    assert on_disk["num_params"] == n
+
+
+def test_plain_log_lines_when_stdout_is_not_a_terminal(tmp_path, capsys):
+    run(tmp_path, "--log-interval", "2")
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    pattern = re.compile(r"step (\d+)/6 \| loss \d+\.\d{4} \| val (\d+\.\d{4}|-) \| tok/s \d+ \| eta \d+:\d\d")
+    assert all(pattern.fullmatch(line) for line in lines), lines
+    assert [int(pattern.fullmatch(line).group(1)) for line in lines] == [2, 3, 4, 6]  # every 2, and evals
+    assert "\r" not in "".join(lines)
+
+
+# ---------------------------------------------------------------- stopping and resuming
+
+def test_resume_gives_the_same_numbers_as_one_run(tmp_path, monkeypatch):
+    flags = ["--dropout", "0.1"]  # dropout draws from the library RNG too: the checkpoint must restore it
+    straight = run(tmp_path / "straight", *flags, steps=8, eval_interval=2)
+    interrupt_at_call(monkeypatch, 4 + 1)  # 4 steps complete, the 5th is cut off mid-step
+    assert run(tmp_path / "split", *flags, steps=8, eval_interval=2) is None
+    assert json.loads(checkpoint_meta(tmp_path / "split" / "ckpt.safetensors")["step"]) == 4
+    monkeypatch.undo()  # Ctrl-C is over: resume with the real step
+    resumed = train_gpt.main(["--resume", str(tmp_path / "split")])
+
+    a = checkpoint_arrays(tmp_path / "straight" / "ckpt.safetensors")
+    b = checkpoint_arrays(tmp_path / "split" / "ckpt.safetensors")
+    assert sorted(a) == sorted(b) and any(k.startswith("optim.") for k in a)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key  # weights and AdamW moments, bit for bit
+    ha = json.loads(checkpoint_meta(tmp_path / "straight" / "ckpt.safetensors")["extra"])["history"]
+    hb = json.loads(checkpoint_meta(tmp_path / "split" / "ckpt.safetensors")["extra"])["history"]
+    assert ha == hb and len(ha["train"]) == 8 and [e[0] for e in ha["eval"]] == [0, 2, 4, 6, 8]
+    assert resumed["val_loss"] == straight["val_loss"] and resumed["steps"] == 8
+
+
+def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    interrupt_at_call(monkeypatch, 3)
+    assert run(tmp_path) is None
+    meta = checkpoint_meta(tmp_path / "ckpt.safetensors")
+    assert json.loads(meta["step"]) == 2
+    assert len(json.loads(meta["extra"])["history"]["train"]) == 2
+    assert f"--resume {tmp_path}" in capsys.readouterr().out
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_prompt_the_tokenizer_cannot_encode_fails_before_training(tmp_path):
+    (tmp_path / "t.txt").write_text("abc " * 100, encoding="utf-8")
+    with pytest.raises(SystemExit, match="'T' is not in the vocabulary"):
+        run(tmp_path / "out", "--text", str(tmp_path / "t.txt"))
+    assert not (tmp_path / "out" / "ckpt.safetensors").exists()
+
+
+def test_resume_refuses_to_change_the_model(tmp_path, monkeypatch):
+    interrupt_at_call(monkeypatch, 2)
+    run(tmp_path)
+    with pytest.raises(SystemExit, match="n_layer"):
+        train_gpt.main(["--resume", str(tmp_path), "--n-layer", "3"])
+
+
+# ---------------------------------------------------------------- data and the unigram baseline
+
+UNIGRAM_CASES = [
+    # train ids, val ids, vocab size: p(v) = (count + 1) / (N + V), loss = mean of -log p over val
+    ([0, 0, 1], [0, 2], 3, -(math.log(3 / 6) + math.log(1 / 6)) / 2),
+    ([1, 1, 1, 1], [1], 2, -math.log(5 / 6)),
+    ([0, 1, 2, 3], [3, 2, 1, 0], 4, math.log(4)),  # uniform counts: log V
+]
+
+
+@pytest.mark.parametrize("train_ids, val_ids, vocab, expected", UNIGRAM_CASES)
+def test_unigram_loss_by_hand(train_ids, val_ids, vocab, expected):
+    assert data.unigram_loss(np.array(train_ids), np.array(val_ids), vocab) == pytest.approx(expected, rel=1e-12)
+
+
+def test_unigram_baseline_of_a_run_matches_plain_counting(tmp_path):
+    text = "The cat sat on the mat. " * 40 + "A dog! " * 30
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    summary = run(tmp_path / "out", "--text", str(tmp_path / "t.txt"), steps=2, eval_interval=2)
+    cut = int(len(text) * 0.9)
+    train, val, vocab = text[:cut], text[cut:], sorted(set(text))
+    counts = Counter(train)
+    expected = -np.mean([math.log((counts[c] + 1) / (len(train) + len(vocab))) for c in val])
+    assert summary["unigram_val_loss"] == pytest.approx(expected, rel=1e-12)
+    assert summary["text"] == str(tmp_path / "t.txt") and summary["config"]["vocab_size"] == len(vocab)
+
+
+def test_batches_are_windows_and_their_shift():
+    ids = np.arange(100) * 7
+    x, y = data.get_batch(ids, 5, 8, np.random.default_rng(0))
+    assert x.shape == y.shape == (5, 8)
+    assert np.array_equal(y[:, :-1], x[:, 1:]) and np.array_equal(y[:, -1], x[:, -1] + 7)
+    assert np.all(np.diff(x, axis=1) == 7)  # consecutive tokens of the stream
+    with pytest.raises(ValueError, match="block_size"):
+        data.get_batch(ids[:8], 1, 8, np.random.default_rng(0))
+
+
+def test_bpe_on_a_text_file(tmp_path):
+    (tmp_path / "code.txt").write_text(data.default_text()[:20000], encoding="utf-8")
+    summary = run(tmp_path / "out", "--text", str(tmp_path / "code.txt"), "--tokenizer", "bpe",
+                  "--vocab-size", "300", steps=3, eval_interval=3)
+    assert summary["config"]["vocab_size"] == 300
+    assert json.loads((tmp_path / "out" / "tokenizer.json").read_text())["type"] == "bpe"
+    assert math.isfinite(summary["val_loss"])
+
+
+# ---------------------------------------------------------------- sample.py
+
+def test_sample_generates_from_a_checkpoint(tiny_run, capsys):
+    out, _ = tiny_run
+    a = sample.main([str(out), "--prompt", "The ", "--max-new-tokens", "20", "--seed", "3"])
+    b = sample.main([str(out / "ckpt.safetensors"), "--prompt", "The ", "--max-new-tokens", "20",
+                     "--seed", "3", "--top-k", "5", "--top-p", "0.9", "--temperature", "0.7"])
+    c = sample.main([str(out), "--prompt", "The ", "--max-new-tokens", "20", "--seed", "3"])
+    assert a[0].startswith("The ") and len(a[0]) == 4 + 20  # char tokenizer: one character per token
+    assert a == c  # same seed, same text
+    assert b[0].startswith("The ") and "The " in capsys.readouterr().out
