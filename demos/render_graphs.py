@@ -7,7 +7,11 @@ transformer block draws as boxes ln_1, attn, ln_2, mlp; parameters carry their d
 backward rules are Tensor ops, the gradient itself can be a graph (create_graph=True): the last
 picture is d/dx of Σ tanh(x), drawn as the ops that compute it.
 
-Run:  python demos/render_graphs.py [--out DIR]        (default out/render_graphs/)
+The graphs are drawn with the composed versions of softmax, layernorm, GELU and attention (the
+library's `composed()` switch), so you see how they are built; `--fused` draws the single fused ops
+that training uses instead.
+
+Run:  python demos/render_graphs.py [--out DIR] [--fused]        (default out/render_graphs/)
 Writes NAME_forward.svg and NAME_backward.svg for neuron, mlp, softmax, attention_head and block,
 and grad_of_tanh.svg; prints each file with its node count.
 """
@@ -20,7 +24,7 @@ import numpy as np
 import _common
 from _common import named
 import nn
-from tinygrad_like import Tensor, draw_graph, grad
+from tinygrad_like import Tensor, composed, draw_graph, grad
 
 
 # ---------------------------------------------------------------- the models
@@ -110,7 +114,15 @@ def grad_of_tanh():
 def main(argv=None) -> dict:
     p = _common.parser("render_graphs", __doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fused", action="store_true", help="draw the fused ops training uses, not their compositions")
     args = p.parse_args(argv)
+    if args.fused:
+        return gallery(args)
+    with composed():
+        return gallery(args)
+
+
+def gallery(args) -> dict:
     out = _common.out_dir(args.out)
     Tensor.manual_seed(args.seed)
     files = {}

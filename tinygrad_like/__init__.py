@@ -1,8 +1,8 @@
 """tinygrad_like: a tensor autograd engine on numpy, small enough to read and complete enough to train a GPT."""
-from tinygrad_like.function import detect_anomaly, enable_grad, no_grad, scope
+from tinygrad_like.function import composed, detect_anomaly, enable_grad, no_grad, scope
 from tinygrad_like.tensor import Tensor, grad
 from tinygrad_like.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tinygrad_like.graph import draw_graph
 
 __all__ = ["Tensor", "no_grad", "enable_grad", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
-           "draw_graph", "scope", "detect_anomaly"]
+           "draw_graph", "scope", "detect_anomaly", "composed"]

@@ -16,6 +16,7 @@ class _State(threading.local):
     grad_enabled = True
     scopes: tuple[str, ...] = ()
     detect_anomaly = False
+    fused = True
 
 
 state = _State()
@@ -53,6 +54,17 @@ def scope(name: str):
 
 def current_scope() -> str:
     return ".".join(s for s in state.scopes if s)
+
+
+@contextlib.contextmanager
+def composed():
+    """Use the composed versions of softmax, log_softmax, layernorm, gelu, cross-entropy and attention
+    instead of their fused twins (tinygrad_like/fused.py), so that `draw_graph` shows how they work."""
+    prev, state.fused = state.fused, False
+    try:
+        yield
+    finally:
+        state.fused = prev
 
 
 @contextlib.contextmanager

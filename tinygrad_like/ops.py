@@ -116,7 +116,11 @@ class Pow(Function):
 
 
 class PowConst(Function):
-    def forward(self, x, c): self.c = c; return x ** x.dtype.type(c) if x.dtype.kind == "f" else x ** c
+    def forward(self, x, c):
+        self.c = c
+        if c == 2 or c == 3:                                              # np.power is ~30x slower than products
+            return x * x if c == 2 else x * x * x
+        return x ** x.dtype.type(c) if x.dtype.kind == "f" else x ** c
     def backward(self, grad, out):                                        # d x^c = c x^(c-1)
         x, c = self.parents[0], self.c
         if c == 0:

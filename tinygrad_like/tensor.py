@@ -3,6 +3,8 @@
 Layout of this file: construction and creation, then the ops grouped as unary, binary, reduce,
 movement and selection (each a thin call into a primitive of ops.py or a composition of them), then
 the functional nn ops (softmax, layernorm, attention, ...) composed from those, then autograd.
+The hot functional ops first take their fused twin from fused.py (one op each, proven equal to the
+composition by tests/test_fused.py); inside `with composed():` they run the composition below it.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tinygrad_like import ops
+from tinygrad_like import fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
 from tinygrad_like.function import current_scope, state
@@ -189,6 +191,8 @@ class Tensor:
 
     def gelu(self):
         """GELU, tanh approximation as in GPT-2: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+        if state.fused:
+            return fused.Gelu.apply(self)
         return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
 
     # ------------------------------------------------------------ binary ops
@@ -380,16 +384,22 @@ class Tensor:
     # ------------------------------------------------------------ functional nn ops (composed)
     def softmax(self, axis=-1):
         """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+        if state.fused:
+            return fused.Softmax.apply(self, axis=self._axes(axis)[0])
         e = (self - self.max(axis, keepdim=True).detach()).exp()
         return e / e.sum(axis, keepdim=True)
 
     def log_softmax(self, axis=-1):
         """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+        if state.fused:
+            return fused.LogSoftmax.apply(self, axis=self._axes(axis)[0])
         shifted = self - self.max(axis, keepdim=True).detach()
         return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
     def layernorm(self, axis=-1, eps=1e-5):
         """(x - mean) / √(var + eps) over `axis`: each vector gets mean 0 and standard deviation 1."""
+        if state.fused and self._axes(axis) == (self.ndim - 1,):
+            return fused.LayerNorm.apply(self, eps=eps)
         centered = self - self.mean(axis, keepdim=True)
         return centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
 
@@ -408,8 +418,10 @@ class Tensor:
         bad = flat[keep & ((flat < 0) | (flat >= n_class))]
         if bad.size:
             raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
-        logp = self.reshape(-1, n_class).log_softmax(-1)
         rows = np.nonzero(keep)[0]
+        if state.fused:
+            return fused.CrossEntropy.apply(self.reshape(-1, n_class), rows=rows, targets=flat[rows])
+        logp = self.reshape(-1, n_class).log_softmax(-1)
         picked = logp[rows, flat[rows]]
         return -picked.sum() / max(len(rows), 1)
 
@@ -434,13 +446,13 @@ class Tensor:
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
             raise ValueError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
                              "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
+        mask = None if attn_mask is None else attn_mask if isinstance(attn_mask, Tensor) else Tensor(attn_mask)
+        if state.fused and not return_weights and (mask is None or not mask.requires_grad):
+            return fused.Attention.apply(q, k, v, mask=_additive_mask(q, k, mask, is_causal))
         scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]))  # (..., Tq, Tk)
         if is_causal:
-            tq, tk = q.shape[-2], k.shape[-2]
-            allowed = np.tril(np.ones((tq, tk), dtype=bool), k=tk - tq)
-            scores = scores.masked_fill(Tensor(~allowed), -math.inf)
-        if attn_mask is not None:
-            mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor(attn_mask)
+            scores = scores.masked_fill(Tensor(~_causal(q.shape[-2], k.shape[-2])), -math.inf)
+        if mask is not None:
             scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
         weights = scores.softmax(-1)
         out = weights @ v
@@ -463,6 +475,22 @@ class Tensor:
             gradient = Tensor._make(np.ones_like(self.data), None)
         gradient = _as_gradient(gradient, self)
         backprop([self], [gradient], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+
+
+def _causal(tq: int, tk: int) -> np.ndarray:
+    """(tq, tk) booleans, True where query i may see key j: the lower triangle, aligned to the end."""
+    return np.tril(np.ones((tq, tk), dtype=bool), k=tk - tq)
+
+
+def _additive_mask(q: Tensor, k: Tensor, mask: Tensor | None, is_causal: bool) -> np.ndarray | None:
+    """Causal and boolean masks as 0 / -inf to add to the scores (a float mask is added as it is)."""
+    total = None
+    if is_causal:
+        total = np.where(_causal(q.shape[-2], k.shape[-2]), 0, -np.inf).astype(q.dtype)
+    if mask is not None:
+        m = np.where(mask.data, 0, -np.inf).astype(q.dtype) if mask.dtype == bool else mask.data.astype(q.dtype)
+        total = m if total is None else total + m
+    return total
 
 
 def _as_gradient(g, t: Tensor) -> Tensor:

@@ -1,0 +1,99 @@
+"""Each fused op (tinygrad_like/fused.py) equals its composed twin to 1e-12 in float64, in value,
+gradient and second derivative, and passes gradcheck and gradgradcheck on its own."""
+import numpy as np
+import pytest
+
+from tinygrad_like import Tensor, composed, grad, gradcheck, gradgradcheck
+
+rng = np.random.default_rng(0)
+
+
+def t(*shape, scale=1.0):
+    return Tensor(rng.standard_normal(shape) * scale, dtype=np.float64, requires_grad=True)
+
+
+CAUSAL_BOOL = np.tril(np.ones((5, 5), dtype=bool))
+TARGETS = np.array([[1, -1, 3, 0, 2], [4, 4, -1, 1, 0]])
+
+CASES = {  # name: (function of the inputs, input shapes)
+    "softmax last axis": (lambda x: x.softmax(-1), [(3, 4, 5)]),
+    "softmax axis 1": (lambda x: x.softmax(1), [(3, 4, 5)]),
+    "log_softmax": (lambda x: x.log_softmax(-1), [(3, 4, 5)]),
+    "log_softmax axis 0": (lambda x: x.log_softmax(0), [(3, 4)]),
+    "layernorm": (lambda x: x.layernorm(-1), [(2, 3, 6)]),
+    "layernorm eps": (lambda x: x.layernorm(-1, eps=0.1), [(4, 6)]),
+    "gelu": (lambda x: x.gelu(), [(3, 7)]),
+    "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(TARGETS), [(2, 5, 6)]),
+    "attention": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4)]),
+    "attention causal": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+                         [(2, 5, 4), (2, 5, 4), (2, 5, 3)]),
+    "attention causal, fewer queries": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+                                        [(2, 2, 4), (2, 5, 4), (2, 5, 3)]),
+    "attention bool mask": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=CAUSAL_BOOL),
+                            [(5, 4), (5, 4), (5, 4)]),
+    "attention float mask": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=np.linspace(-1, 1, 25).reshape(5, 5)),
+                             [(5, 4), (5, 4), (5, 4)]),
+    "attention broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
+}
+
+
+def value_and_grads(fn, inputs, u):
+    out = fn(*inputs)
+    grads = grad((out * u).sum(), inputs, create_graph=True)
+    second = grad(sum(((g * g).sum() for g in grads), Tensor(np.float64(0))), inputs, allow_unused=True)
+    return out.numpy(), [g.numpy() for g in grads], [None if g is None else g.numpy() for g in second]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_equals_composed(name):
+    fn, shapes = CASES[name]
+    inputs = [t(*s) for s in shapes]
+    u = Tensor(rng.standard_normal(fn(*inputs).shape), dtype=np.float64)
+    fused_result = value_and_grads(fn, inputs, u)
+    with composed():
+        composed_result = value_and_grads(fn, inputs, u)
+    np.testing.assert_allclose(fused_result[0], composed_result[0], rtol=0, atol=1e-12)
+    for a, b in zip(fused_result[1], composed_result[1]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    for a, b in zip(fused_result[2], composed_result[2]):
+        if a is None or b is None:
+            assert a is None and b is None or np.allclose(a if a is not None else b, 0, atol=1e-12)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_gradcheck(name):
+    fn, shapes = CASES[name]
+    inputs = [t(*s) for s in shapes]
+    assert gradcheck(fn, *inputs)
+    assert gradgradcheck(fn, *inputs)
+
+
+@pytest.mark.parametrize("name, op", [("softmax", "Softmax"), ("log_softmax", "LogSoftmax"), ("gelu", "Gelu"),
+                                      ("layernorm", "LayerNorm")])
+def test_one_node_fused_many_composed(name, op):
+    x = t(3, 4)
+    y = getattr(x, name)()
+    assert type(y._ctx).__name__ == op
+    with composed():
+        y = getattr(x, name)()
+    assert type(y._ctx).__name__ != op
+
+
+def test_fused_softmax_is_stable_for_large_inputs():
+    x = Tensor([[1e4, 1e4 - 1.0, -1e4]], dtype=np.float32)
+    shifted = np.array([0.0, -1.0, -2e4])                  # x - max, by hand
+    log_z = np.log(1 + np.exp(-1.0))                       # log Σ exp(shifted); e^-20000 is 0
+    np.testing.assert_allclose(x.softmax(-1).numpy(), [np.exp(shifted - log_z)], rtol=1e-6)
+    np.testing.assert_allclose(x.log_softmax(-1).numpy(), [shifted - log_z], rtol=1e-6)
+
+
+def test_fused_ops_keep_float32():
+    x = Tensor(rng.standard_normal((2, 3, 4)).astype(np.float32), requires_grad=True)
+    for y in (x.softmax(), x.log_softmax(), x.layernorm(), x.gelu(), x.scaled_dot_product_attention(x, x, is_causal=True),
+              x.sparse_categorical_crossentropy(np.zeros((2, 3), dtype=np.int64))):
+        assert y.dtype == np.float32
+        y.sum().backward()
+        assert x.grad.dtype == np.float32
+        x.grad = None

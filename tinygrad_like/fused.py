@@ -1,0 +1,148 @@
+"""Fused twins of the hot composite ops: one graph node each, with a closed-form backward.
+
+The composed versions in tensor.py (softmax as exp / sum, layernorm as mean and var, ...) are the
+teaching versions: their graph shows how they work and their gradient comes for free. Each costs
+5-10 ops and as many temporary arrays. A fused op does the forward in a few numpy calls and writes
+its derivative by hand. `tests/test_fused.py` proves each equals its composed twin to 1e-12 in
+float64, values and gradients; `with tinygrad_like.composed():` switches back to the composed ones.
+
+Backward rules stay Tensor ops, so create_graph still gives second derivatives. The arrays saved in
+forward (probabilities, normalised inputs) enter the rule as constants, which is exact for a first
+derivative; when the backward pass is itself recorded (create_graph=True) they are rebuilt from the
+inputs with differentiable ops instead (`saved_or_rebuilt`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tinygrad_like.function import Function, state
+
+
+def saved_or_rebuilt(array: np.ndarray, rebuild):
+    """The array saved in forward as a constant Tensor, or `rebuild()` when gradients of the gradient are wanted."""
+    from tinygrad_like.tensor import Tensor
+    return rebuild() if state.grad_enabled else Tensor._make(array, None)
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+class Softmax(Function):
+    """y = softmax(x) along axis. Backward: dx = y ⊙ (g − Σ g⊙y)."""
+    def forward(self, x, axis):
+        self.axis = axis
+        return _softmax(x, axis)
+
+    def backward(self, grad, out):
+        return out * (grad - (grad * out).sum(self.axis, keepdim=True))
+
+
+class LogSoftmax(Function):
+    """y = x − logΣexp(x) along axis. Backward: dx = g − softmax(x)·Σg."""
+    def forward(self, x, axis):
+        self.axis = axis
+        shifted = x - x.max(axis=axis, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+    def backward(self, grad, out):
+        return grad - out.exp() * grad.sum(self.axis, keepdim=True)
+
+
+class LayerNorm(Function):
+    """x̂ = (x − mean) / √(var + eps) along the last axis (no scale or shift: nn.LayerNorm adds those).
+
+    Backward: dx = (g − mean(g) − x̂·mean(g⊙x̂)) / √(var + eps). The output is x̂ itself.
+    """
+    def forward(self, x, eps):
+        self.eps = eps
+        centered = x - x.mean(axis=-1, keepdims=True)
+        self.rstd = 1 / np.sqrt((centered * centered).mean(axis=-1, keepdims=True) + x.dtype.type(eps))
+        return centered * self.rstd
+
+    def backward(self, grad, out):
+        x = self.parents[0]
+        rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
+        return (grad - grad.mean(-1, keepdim=True) - out * (grad * out).mean(-1, keepdim=True)) * rstd
+
+
+GELU_C = math.sqrt(2 / math.pi)
+
+
+class Gelu(Function):
+    """GELU, tanh approximation: y = ½x(1 + tanh u), u = √(2/π)(x + 0.044715x³).
+
+    Backward: dy/dx = ½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²), computed once in forward.
+    """
+    def forward(self, x):
+        c, a = x.dtype.type(GELU_C), x.dtype.type(0.044715)
+        t = np.tanh(c * (x + a * x * x * x))
+        self.slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * a * x * x)
+        return 0.5 * x * (1 + t)
+
+    def backward(self, grad, out):
+        x = self.parents[0]
+
+        def rebuild():
+            t = (GELU_C * (x + 0.044715 * x ** 3)).tanh()
+            return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
+        return grad * saved_or_rebuilt(self.slope, rebuild)
+
+
+class CrossEntropy(Function):
+    """Mean over rows of −log softmax(logits)[row, target]; logits (N, C), rows and targets int (M,).
+
+    Backward: d logits = (softmax(logits) − onehot(targets)) · g / M on the chosen rows, 0 elsewhere.
+    """
+    def forward(self, logits, rows, targets):
+        self.rows, self.targets = rows, targets
+        self.probs = _softmax(logits, -1)
+        picked = self.probs[rows, targets]
+        self.count = max(len(rows), 1)
+        with np.errstate(divide="ignore"):
+            return np.asarray(-np.log(picked).sum() / self.count, dtype=logits.dtype)
+
+    def backward(self, grad, out):
+        from tinygrad_like.tensor import Tensor
+        logits = self.parents[0]
+        target = np.zeros(logits.shape, dtype=logits.dtype)
+        target[self.rows, self.targets] = 1
+        chosen = np.zeros((logits.shape[0], 1), dtype=logits.dtype)
+        chosen[self.rows] = 1
+        probs = saved_or_rebuilt(self.probs, lambda: logits.softmax(-1))
+        return (probs * Tensor._make(chosen, None) - Tensor._make(target, None)) * (grad / self.count)
+
+
+class Attention(Function):
+    """softmax(q kᵀ·scale + mask) v on (..., T, d) arrays; mask is additive (0 or −inf, or any float).
+
+    Backward, with w the attention weights: dv = wᵀg, dw = g vᵀ, ds = w ⊙ (dw − Σ dw⊙w),
+    dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes).
+    """
+    def forward(self, q, k, v, mask):
+        self.scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
+        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * self.scale            # (..., Tq, Tk)
+        if mask is not None:
+            scores = scores + mask
+        self.weights = _softmax(scores, -1)
+        self.mask = mask
+        return np.matmul(self.weights, v)                                     # (..., Tq, dv)
+
+    def backward(self, grad, out):
+        from tinygrad_like.ops import unbroadcast
+        from tinygrad_like.tensor import Tensor
+        q, k, v = self.parents
+
+        def rebuild():
+            scores = q @ k.transpose(-2, -1) * float(self.scale)
+            return (scores if self.mask is None else scores + Tensor._make(self.mask, None)).softmax(-1)
+        w = saved_or_rebuilt(self.weights, rebuild)
+        dw = grad @ v.transpose(-2, -1)                                       # (..., Tq, Tk)
+        ds = w * (dw - (dw * w).sum(-1, keepdim=True)) * float(self.scale)
+        return (unbroadcast(ds @ k, q.shape) if q.requires_grad else None,
+                unbroadcast(ds.transpose(-2, -1) @ q, k.shape) if k.requires_grad else None,
+                unbroadcast(w.transpose(-2, -1) @ grad, v.shape) if v.requires_grad else None)

@@ -1,0 +1,25 @@
+"""An opt-in allocator setting that makes numpy training loops faster: `tune_malloc()`.
+
+Each training step allocates and frees many large temporary arrays. glibc serves a request above its
+mmap threshold with fresh pages from the OS, which the kernel must zero, and returns them on free, so
+every step pays for page faults and zeroing again. Raising the mmap and trim thresholds keeps freed
+memory in the process for reuse, the effect of the environment variables MALLOC_MMAP_THRESHOLD_ and
+MALLOC_TRIM_THRESHOLD_. It is process-wide and never applied on import: the demos and benchmarks call
+it explicitly and offer a flag to turn it off. It does nothing where glibc's mallopt is not available.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+
+
+def tune_malloc(mmap_threshold: int = 1 << 30, trim_threshold: int = 1 << 30) -> bool:
+    """Keep freed blocks below `mmap_threshold` bytes in the heap; return True when it took effect."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
