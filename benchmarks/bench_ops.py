@@ -1,0 +1,63 @@
+"""Per-op overhead: forward+backward of a 2x2 add and of a (256x256)@(256x256) matmul, next to plain
+numpy doing the same arithmetic (for the matmul: A@B forward, G@Bᵀ and Aᵀ@G backward).
+
+    python benchmarks/bench_ops.py [--repeats 2000]
+
+Prints medians in microseconds and the ratio engine/numpy, measured in this one process.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from tinygrad_like import Tensor
+
+
+def median_us(fn, repeats: int, warmup: int = 50) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=2000)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    results = {}
+    for n, repeats in ((2, args.repeats), (256, max(args.repeats // 20, 20))):
+        a_np, b_np = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+        a, b = Tensor(a_np, requires_grad=True), Tensor(b_np, requires_grad=True)
+        if n == 2:
+            name = "2x2 add"
+            def ours():
+                a.grad = b.grad = None
+                (a + b).sum().backward()
+            def plain():
+                c = a_np + b_np
+                ga, gb = np.ones_like(c), np.ones_like(c)
+                return c.sum(), ga, gb
+        else:
+            name = "256x256 matmul"
+            g_np = np.ones((n, n), np.float32)
+            def ours():
+                a.grad = b.grad = None
+                (a @ b).backward(g_np)
+            def plain():
+                return a_np @ b_np, g_np @ b_np.T, a_np.T @ g_np
+        t_ours, t_np = median_us(ours, repeats), median_us(plain, repeats)
+        results[name] = (t_ours, t_np)
+        print(f"{name:16s} forward+backward: tinygrad_like {t_ours:9.1f} us | numpy {t_np:9.1f} us | ratio {t_ours / t_np:5.2f}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""Training-step speed of small GPTs, ours next to PyTorch's, each framework in its own process.
+
+    python benchmarks/bench_train.py                     # tiny, small, medium; 3 rounds
+    python benchmarks/bench_train.py --configs tiny --rounds 5 --steps 30
+    python benchmarks/bench_train.py --no-tune-malloc    # glibc's default allocator settings
+
+For each config: median ms per training step (forward, backward, AdamW step) after warm-up, tokens
+per second, peak memory (a fresh process per measurement: ru_maxrss, and its growth over the RSS
+after imports), and model-FLOPs utilisation against numpy's own float32 matmul peak measured in the
+same process. When PyTorch is installed (optional: `pip install torch==2.13.0`, the CPU build), the
+same model runs in PyTorch with the same number of threads, in a separate process (BLAS threads of
+both frameworks fight over the cores when they share one), alternating our process and PyTorch's
+every round, twice: with explicit-softmax attention and with its fused attention. Ratios are ours /
+PyTorch's medians of the per-process medians; the spread is the min-max over rounds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CONFIGS = {  # nanoGPT architecture, float32, dropout 0
+    "tiny": dict(vocab_size=65, block_size=32, n_layer=2, n_head=2, n_embd=32, batch=8),
+    "small": dict(vocab_size=128, block_size=128, n_layer=4, n_head=4, n_embd=128, batch=16),
+    "medium": dict(vocab_size=128, block_size=256, n_layer=6, n_head=6, n_embd=384, batch=8),
+}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def matmul_peak_gflops() -> float:
+    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    times = []
+    for _ in range(12):
+        t0 = time.perf_counter()
+        a @ a
+        times.append(time.perf_counter() - t0)
+    return 2 * 1024**3 / statistics.median(times[2:]) / 1e9
+
+
+def time_steps(step, warmup: int, steps: int) -> list[float]:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def worker_ours(cfg: dict, warmup: int, steps: int) -> dict:
+    from models.gpt import GPT, GPTConfig
+    from nn.optim import AdamW
+    from tinygrad_like import Tensor
+    Tensor.manual_seed(0)
+    config = GPTConfig(**{k: v for k, v in cfg.items() if k != "batch"})
+    rss0 = rss_mb()
+    model = GPT(config)
+    opt = AdamW(model.parameters(), lr=3e-4)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, cfg["vocab_size"], (cfg["batch"], cfg["block_size"]))
+    y = rng.integers(0, cfg["vocab_size"], (cfg["batch"], cfg["block_size"]))
+
+    def step():
+        opt.zero_grad()
+        _, loss = model(x, y)
+        loss.backward()
+        opt.step()
+    return dict(times=time_steps(step, warmup, steps), rss0=rss0)
+
+
+def worker_torch(cfg: dict, warmup: int, steps: int, attention: str) -> dict:
+    import torch
+    from benchmarks.torch_gpt import TorchGPT
+    torch.set_num_threads(os.cpu_count())
+    torch.manual_seed(0)
+    rss0 = rss_mb()
+    model = TorchGPT(cfg["vocab_size"], cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"], attention)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.01)
+    x = torch.randint(0, cfg["vocab_size"], (cfg["batch"], cfg["block_size"]))
+    y = torch.randint(0, cfg["vocab_size"], (cfg["batch"], cfg["block_size"]))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        _, loss = model(x, y)
+        loss.backward()
+        opt.step()
+    return dict(times=time_steps(step, warmup, steps), rss0=rss0)
+
+
+def run_worker(args) -> None:
+    from tinygrad_like.memory import tune_malloc
+    if args.tune_malloc:
+        tune_malloc()
+    cfg = CONFIGS[args.config]
+    peak = matmul_peak_gflops()
+    if args.worker == "ours":
+        result = worker_ours(cfg, args.warmup, args.steps)
+    else:
+        result = worker_torch(cfg, args.warmup, args.steps, args.worker.split("-")[1])
+    result.update(peak_gflops=peak, maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print("RESULT " + json.dumps(result))
+
+
+def spawn(kind: str, config: str, args) -> dict:
+    cmd = [sys.executable, __file__, "--worker", kind, "--config", config, "--steps", str(args.steps),
+           "--warmup", str(args.warmup)] + ([] if args.tune_malloc else ["--no-tune-malloc"])
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    line = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
+    if out.returncode or not line:
+        raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
+    return json.loads(line[0][len("RESULT "):])
+
+
+def torch_available() -> bool:
+    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--config", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return run_worker(args)
+
+    from models.arithmetic import flops_per_token
+    from models.config import GPTConfig
+    kinds = ["ours"]
+    if not args.no_torch:
+        if torch_available():
+            kinds += ["torch-explicit", "torch-fused"]
+        else:
+            print("PyTorch is not installed: our figures only (pip install torch==2.13.0 for the yardstick)")
+    print(f"{os.cpu_count()} cores, numpy {np.__version__}, malloc tuning {'on' if args.tune_malloc else 'off'}, "
+          f"{args.rounds} rounds x {args.steps} steps after {args.warmup} warm-up")
+    summary = {}
+    for name in args.configs:
+        cfg = CONFIGS[name]
+        runs = {k: [] for k in kinds}
+        for _ in range(args.rounds):
+            for kind in kinds:  # alternate the frameworks round by round
+                runs[kind].append(spawn(kind, name, args))
+        tokens = cfg["batch"] * cfg["block_size"]
+        config = GPTConfig(**{k: v for k, v in cfg.items() if k != "batch"})
+        flops = flops_per_token(config) * tokens
+        row = {}
+        for kind, results in runs.items():
+            medians = [statistics.median(r["times"]) for r in results]
+            ms = statistics.median(medians)
+            peak = statistics.median(r["peak_gflops"] for r in results)
+            row[kind] = dict(ms=ms, spread=(min(medians), max(medians)), tok_s=tokens / ms * 1e3,
+                             maxrss_mb=max(r["maxrss_mb"] for r in results),
+                             train_mb=max(r["maxrss_mb"] - r["rss0"] for r in results),
+                             mfu=flops / (ms / 1e3) / (peak * 1e9), peak_gflops=peak)
+        summary[name] = row
+        print(f"\n{name}: {cfg}")
+        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} {'peak MB':>8s} {'train MB':>9s} {'MFU':>6s}")
+        for kind, r in row.items():
+            print(f"  {kind:15s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
+                  f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%}")
+        for kind in kinds[1:]:
+            print(f"  ours / {kind}: {row['ours']['ms'] / row[kind]['ms']:.2f}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
