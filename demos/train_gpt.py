@@ -41,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import pathlib
 import signal
 import sys
@@ -433,46 +432,73 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
 
 # ---------------------------------------------------------------- main
 
-def main(argv=None) -> dict | None:
-    """Train (or resume), then write the artefacts; returns the summary, or None if interrupted."""
-    t_start = time.perf_counter()
-    args = build_parser().parse_args(argv)
-    settings, out, resuming = resolve_settings(args)
-    resume_dir = pathlib.Path(args.resume) if resuming else None
-    out = _common.out_dir(out)
+def prepare_data(settings, out, resume_dir):
+    """Text, split, tokenizer (trained, or the resumed run's), ids and prompts; the tokenizer is saved."""
     text, source = load_text(settings["text"])
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     train_text, val_text = split_text(text)
-    if resuming:
-        saved = json.loads((resume_dir / CONFIG).read_text())
-        if saved["data"]["sha256"] != digest:
+    if resume_dir is not None:
+        if json.loads((resume_dir / CONFIG).read_text())["data"]["sha256"] != digest:
             raise SystemExit(f"--resume: the text {source} differs from the one this run trained on")
         tokenizer = tokenizers.load(resume_dir / TOKENIZER)
-        tokenizer.save(out / TOKENIZER)
     else:
         tokenizer = build_tokenizer(settings["tokenizer"], train_text, text, settings["vocab_size"])
-        tokenizer.save(out / TOKENIZER)
-    splits = {"train": encode(tokenizer, train_text), "val": encode(tokenizer, val_text)}
+    tokenizer.save(out / TOKENIZER)
     prompts = settings["prompt"] or default_prompts(tokenizer, val_text)
     for prompt in prompts:  # fail now, not after training
         try:
             tokenizer.encode(prompt)
         except ValueError as e:
             raise SystemExit(f"--prompt {prompt!r}: {e} of the char tokenizer (built from the text)") from None
+    splits = {"train": encode(tokenizer, train_text), "val": encode(tokenizer, val_text)}
+    info = dict(source=source, sha256=digest, chars=len(text), val_chars=len(val_text), prompts=prompts)
+    return tokenizer, splits, info
+
+
+def write_results(model, tokenizer, splits, history, baseline, settings, info, out) -> dict:
+    """samples.txt, loss.png, attention.png, block_backward.svg; returns the summary (without wall time)."""
+    print("writing the results:")
+    ids = snippet(splits["val"], tokenizer, min(model.config.block_size, 16))
+    files = {
+        "samples": write_samples(model, tokenizer, info["prompts"], settings["sample_tokens"], settings["seed"],
+                                 out / "samples.txt"),
+        "loss_plot": plot_loss(history, baseline, out / "loss.png"),
+        "attention": plot_attention(model, tokenizer, ids, out / "attention.png"),
+        "block_backward": draw_block_backward(model, ids[:6], out / "block_backward.svg"),
+        "checkpoint": out / CKPT, "config": out / CONFIG, "tokenizer": out / TOKENIZER,
+    }
+    step, train_loss, val_loss = history["eval"][-1]
+    return {
+        "config": model.config.to_dict(), "num_params": model.num_params(), "steps": step,
+        "train_loss": train_loss, "val_loss": val_loss, "unigram_val_loss": baseline,
+        "val_loss_per_char": val_loss * len(splits["val"]) / info["val_chars"],
+        "tokenizer": settings["tokenizer"], "text": info["source"], "settings": settings,
+        "checkpoint": str(out / CKPT), "files": {k: str(v) for k, v in files.items()},
+    }
+
+
+def main(argv=None) -> dict | None:
+    """Train (or resume), then write the results; returns the summary, or None if interrupted."""
+    t_start = time.perf_counter()
+    args = build_parser().parse_args(argv)
+    settings, out, resuming = resolve_settings(args)
+    resume_dir = pathlib.Path(args.resume) if resuming else None
+    out = _common.out_dir(out)
+    tokenizer, splits, info = prepare_data(settings, out, resume_dir)
     config = GPTConfig(vocab_size=tokenizer.vocab_size, **{k: settings[k] for k in MODEL_FIELDS})
     (out / CONFIG).write_text(json.dumps({"model": config.to_dict(), "settings": settings,
-                                          "data": {"source": source, "sha256": digest}}, indent=1))
+                                          "data": {"source": info["source"], "sha256": info["sha256"]}}, indent=1))
 
-    Tensor.manual_seed(settings["seed"])
+    Tensor.manual_seed(settings["seed"])  # the init, then the batches, come from this one generator
     model = GPT(config)
     optimizer = make_optimizer(model, settings)
     step, history = 0, {"train": [], "eval": []}
     if resuming:
-        info = checkpoint.load(resume_dir / CKPT, model, optimizer)  # weights, moments, RNG state
-        step, history = info["step"], info["extra"]["history"]
+        saved = checkpoint.load(resume_dir / CKPT, model, optimizer)  # weights, moments, RNG state
+        step, history = saved["step"], saved["extra"]["history"]
     baseline = unigram_loss(splits["train"], splits["val"], tokenizer.vocab_size)
-    print(f"data: {source}, {len(text):,} characters; {settings['tokenizer']} tokenizer, vocab {tokenizer.vocab_size}; "
-          f"train {len(splits['train']):,} tokens, val {len(splits['val']):,}")
+    print(f"data: {info['source']}, {info['chars']:,} characters; {settings['tokenizer']} tokenizer, vocab "
+          f"{tokenizer.vocab_size}; train {len(splits['train']):,} tokens, val {len(splits['val']):,}")
     print(f"model: {model.num_params():,} parameters ({config.n_layer} layers, {config.n_head} heads, "
           f"width {config.n_embd}, context {config.block_size}); unigram baseline {baseline:.4f} nats/token")
     print(f"{'resuming at' if resuming else 'training from'} step {step} to {settings['steps']}, "
@@ -483,32 +509,20 @@ def main(argv=None) -> dict | None:
         print(f"\ninterrupted: checkpoint at step {step} saved to {out / CKPT}\n"
               f"continue with: python demos/train_gpt.py --resume {out}")
         return None
-
-    print("writing the results:")
-    _, train_loss, val_loss = history["eval"][-1]
-    ids = snippet(splits["val"], tokenizer, min(config.block_size, 16))
-    files = {
-        "samples": write_samples(model, tokenizer, prompts, settings["sample_tokens"], settings["seed"], out / "samples.txt"),
-        "loss_plot": plot_loss(history, baseline, out / "loss.png"),
-        "attention": plot_attention(model, tokenizer, ids, out / "attention.png"),
-        "block_backward": draw_block_backward(model, ids[:6], out / "block_backward.svg"),
-        "checkpoint": out / CKPT, "config": out / CONFIG, "tokenizer": out / TOKENIZER,
-    }
+    try:
+        summary = write_results(model, tokenizer, splits, history, baseline, settings, info, out)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted while writing the results; the checkpoint is saved, and "
+              f"python demos/train_gpt.py --resume {out} writes them")
+        return None
     tokens_per_sec = stats["tokens"] / stats["seconds"] if stats["seconds"] else None
-    summary = {
-        "config": config.to_dict(), "num_params": model.num_params(), "steps": step,
-        "train_loss": train_loss, "val_loss": val_loss, "unigram_val_loss": baseline,
-        "val_loss_per_char": val_loss * len(splits["val"]) / len(val_text),
-        "tokens_per_sec": tokens_per_sec, "wall_time_s": None, "train_time_s": stats["seconds"],
-        "tokenizer": settings["tokenizer"], "text": source, "settings": settings,
-        "checkpoint": str(out / CKPT), "files": {k: str(v) for k, v in files.items()},
-    }
-    summary["wall_time_s"] = time.perf_counter() - t_start
+    summary.update(tokens_per_sec=tokens_per_sec, train_time_s=stats["seconds"],
+                   wall_time_s=time.perf_counter() - t_start)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(f"  wrote {out / 'summary.json'}")
-    print(f"  checkpoint {out / CKPT} (sample with: python demos/sample.py {out} --prompt \"The \")")
+    print(f"  wrote {out / CKPT} (sample from it: python demos/sample.py {out} --prompt \"The \")")
     speed = f", {tokens_per_sec:,.0f} tokens/s" if tokens_per_sec else ""
-    print(f"done: val loss {val_loss:.4f} vs unigram {baseline:.4f} nats/token; "
+    print(f"done: val loss {summary['val_loss']:.4f} nats/token (unigram baseline {baseline:.4f}); "
           f"{summary['wall_time_s']:.0f} s wall{speed}")
     return summary
 

@@ -113,6 +113,14 @@ def test_plain_log_lines_when_stdout_is_not_a_terminal(tmp_path, capsys):
     assert "\r" not in "".join(lines)
 
 
+def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    run(tmp_path)
+    out = capsys.readouterr().out
+    assert "\r" in out and "6/6" in out and "tok/s" in out and "val " in out  # tqdm redraws one line
+    assert not re.search(r"^step \d+/6 \|", out, flags=re.MULTILINE)
+
+
 # ---------------------------------------------------------------- stopping and resuming
 
 def test_resume_gives_the_same_numbers_as_one_run(tmp_path, monkeypatch):

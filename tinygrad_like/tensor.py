@@ -233,7 +233,10 @@ class Tensor:
             raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
         if x.shape[-1] != y.shape[-2]:
             raise ValueError(f"matmul: inner dimensions differ: {self.shape} @ {other.shape}")
-        out = ops.Matmul.apply(x, y)                    # (..., n, m), n = 1 / m = 1 for a vector side
+        if x.ndim > 2 and y.ndim == 2:                  # (B, T, k) @ (k, m): one big (B·T, k) @ (k, m) product
+            out = ops.Matmul.apply(x.reshape(-1, x.shape[-1]), y).reshape(*x.shape[:-1], y.shape[-1])
+        else:
+            out = ops.Matmul.apply(x, y)                # (..., n, m), n = 1 / m = 1 for a vector side
         if self.ndim == 1:
             out = out.squeeze(-2)
         return out.squeeze(-1) if other.ndim == 1 else out
