@@ -12,7 +12,7 @@ Training stops once the validation set reaches --target (99.9%: a margin above t
 stopping at the first lucky measurement overstates accuracy); the accuracy reported is then measured
 on a separate test set, so the stopping rule cannot flatter it.
 
-Run:  python demos/sort.py [--out DIR]      (default out/sort/; about a minute on 2 CPU cores)
+Run:  python demos/sort.py [--out DIR]      (default out/sort/; under a minute on 2 CPU cores)
 Writes loss.png (training loss and validation accuracy against steps).
 """
 from __future__ import annotations
@@ -174,7 +174,7 @@ def main(argv=None) -> dict:
     print(f"sorting {L} digits 0-9: GPT with {model.num_params():,} parameters "
           f"({args.n_layer} layers, {args.n_head} heads, {args.n_embd} wide)")
     x, y = sequences(*problems(val_ids[:1], L))
-    print(f"one training sequence: x = {x[0].tolist()}\n                       y = {y[0].tolist()}  (-1: no loss)")
+    print(f"a sequence:  x = {x[0].tolist()}\n             y = {y[0].tolist()}  (-1: no loss)")
 
     def next_batch():
         return sequences(*problems(training_ids(args.batch_size, n_total, held_out, rng), L))
