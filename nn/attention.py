@@ -147,8 +147,10 @@ class Attention(Module):
 
         if self.training and self.dropout > 0:
             y, att = self._attend_with_dropout(q, k, v)
-        else:
+        elif return_weights:
             y, att = q.scaled_dot_product_attention(k, v, is_causal=self.causal, return_weights=True)
+        else:  # without weights to return, the engine can use its fused attention op
+            y = q.scaled_dot_product_attention(k, v, is_causal=self.causal)
         y = y.transpose(1, 2).reshape(B, T, C)                        # (B, T, C): heads side by side
         y = self.c_proj(y)
         return (y, att) if return_weights else y
