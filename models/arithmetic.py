@@ -26,8 +26,6 @@ GPT-2 small by hand (d = 768, 12 blocks, vocab 50,257, 1,024 positions):
     12 blocks 85,054,464 + ln_f 1,536 + embeddings = 124,439,808
 
     >>> from models.config import GPTConfig
-
-EMBEDDINGS = ("transformer.wte.weight", "transformer.wpe.weight", "lm_head.weight")
     >>> count_params(GPTConfig.gpt2_small())
     124439808
     >>> m = GPTConfig.mixtral_8x7b()

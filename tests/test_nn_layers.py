@@ -275,8 +275,9 @@ def test_moe_with_all_experts_is_the_dense_softmax_mixture():
     np.testing.assert_allclose(moe(Tensor(x)).data, np.einsum("ne,enc->nc", probs, every), rtol=1e-10)
 
 
-def test_moe_balanced_router_gives_aux_loss_top_k():
-    """A zero router gives every expert probability 1/n, so aux = n · Σ f_i / n = Σ f_i = top_k."""
+def test_moe_uniform_router_probabilities_give_aux_loss_top_k():
+    """A zero router gives every expert probability P_i = 1/n, so aux = n · Σ f_i / n = Σ f_i = top_k,
+    whatever the assignments f_i: the loss measures balance through its gradient on P, not its value."""
     for top_k in (1, 2, 3):
         moe = MoE(4, 4, n_expert=4, top_k=top_k, **F64)
         moe.router.weight.data[...] = 0
