@@ -22,8 +22,7 @@ class Linear(Module):
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: input of shape {x.shape} has {x.shape[-1]} features, expected {self.in_features}")
-        y = x @ self.weight.T  # (..., out)
-        return y + self.bias if self.bias is not None else y
+        return x.linear(self.weight, self.bias)  # (..., out) = x Wᵀ + b
 
     def extra_repr(self) -> str:
         return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"

@@ -16,6 +16,8 @@ CAUSAL_BOOL = np.tril(np.ones((5, 5), dtype=bool))
 TARGETS = np.array([[1, -1, 3, 0, 2], [4, 4, -1, 1, 0]])
 
 CASES = {  # name: (function of the inputs, input shapes)
+    "linear": (lambda x, w, b: x.linear(w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "linear without bias": (lambda x, w: x.linear(w), [(3, 4), (5, 4)]),
     "softmax last axis": (lambda x: x.softmax(-1), [(3, 4, 5)]),
     "softmax axis 1": (lambda x: x.softmax(1), [(3, 4, 5)]),
     "log_softmax": (lambda x: x.log_softmax(-1), [(3, 4, 5)]),

@@ -14,7 +14,7 @@ import numpy as np
 
 class _State(threading.local):
     grad_enabled = True
-    scopes: tuple[str, ...] = ()
+    scope = ""  # the dotted name of the scopes we are in
     detect_anomaly = False
     fused = True
 
@@ -45,15 +45,16 @@ def scope(name: str):
 
     `draw_graph(..., group_scopes=True)` draws each scope as a box, so a transformer reads as blocks.
     """
-    state.scopes = state.scopes + (name,)
+    prev = state.scope
+    state.scope = f"{prev}.{name}" if prev and name else prev or name
     try:
         yield
     finally:
-        state.scopes = state.scopes[:-1]
+        state.scope = prev
 
 
 def current_scope() -> str:
-    return ".".join(s for s in state.scopes if s)
+    return state.scope
 
 
 @contextlib.contextmanager
@@ -107,9 +108,10 @@ class Function:
     def needs_grad(self, i: int) -> bool:
         return self.parents[i].requires_grad
 
+    make_tensor = None  # Tensor._make, set by tensor.py (which imports this module)
+
     @classmethod
     def apply(cls, *parents, **kwargs):
-        from tinygrad_like.tensor import Tensor
         fn = cls()
         try:
             data = fn.forward(*[p.data for p in parents], **kwargs)
@@ -120,11 +122,11 @@ class Function:
             raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
         requires_grad = state.grad_enabled and any(p.requires_grad for p in parents)
         if requires_grad:
-            fn.parents, fn.scope = parents, current_scope()
+            fn.parents, fn.scope = parents, state.scope
         if state.detect_anomaly:
-            fn.scope = current_scope()
+            fn.scope = state.scope
             check_finite(fn, data, "forward output")
-        return Tensor._make(data, fn if requires_grad else None)
+        return Function.make_tensor(data, fn if requires_grad else None)
 
     def free(self):
         """Drop what backward needed, like PyTorch does after backward without retain_graph."""

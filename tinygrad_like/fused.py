@@ -26,6 +26,27 @@ def saved_or_rebuilt(array: np.ndarray, rebuild):
     return rebuild() if state.grad_enabled else Tensor._make(array, None)
 
 
+class Linear(Function):
+    """y = x Wᵀ + b for x (..., in), W (out, in), b (out,): the projection inside nn.Linear.
+
+    Backward, with the leading axes of x and g flattened into rows: dx = g W, dW = gᵀ x, db = Σ_rows g.
+    """
+    def forward(self, x, w, b=None):
+        y = x.reshape(-1, x.shape[-1]) @ w.T                                 # (rows, out)
+        if b is not None:
+            y += b
+        return y.reshape(*x.shape[:-1], w.shape[0])
+
+    def backward(self, grad, out):
+        x, w = self.parents[:2]
+        g = grad.reshape(-1, grad.shape[-1])                                  # (rows, out)
+        grads = ((g @ w).reshape(x.shape) if x.requires_grad else None,
+                 g.T @ x.reshape(-1, x.shape[-1]) if w.requires_grad else None)
+        if len(self.parents) == 3:
+            grads += (g.sum(0) if self.parents[2].requires_grad else None,)
+        return grads
+
+
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     e /= e.sum(axis=axis, keepdims=True)

@@ -16,7 +16,7 @@ import numpy as np
 from tinygrad_like import fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
-from tinygrad_like.function import current_scope, state
+from tinygrad_like.function import Function, current_scope, state
 
 
 def _shape_args(shape) -> tuple:
@@ -242,6 +242,15 @@ class Tensor:
         return out.squeeze(-1) if other.ndim == 1 else out
 
     __matmul__ = dot = matmul
+
+    def linear(self, weight, bias=None):
+        """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
+        if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
+            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} (need (..., in) and (out, in))")
+        if state.fused:
+            return fused.Linear.apply(self, weight, *(() if bias is None else (bias,)))
+        y = self @ weight.T
+        return y if bias is None else y + bias
     def __rmatmul__(self, other): return self._lift(other).matmul(self)
 
     # comparisons give boolean tensors that carry no gradient
@@ -478,6 +487,9 @@ class Tensor:
             gradient = Tensor._make(np.ones_like(self.data), None)
         gradient = _as_gradient(gradient, self)
         backprop([self], [gradient], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+
+
+Function.make_tensor = Tensor._make
 
 
 def _causal(tq: int, tk: int) -> np.ndarray:
