@@ -66,14 +66,21 @@ class Block(Module):
         if x.ndim != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"Block: input of shape {x.shape}, expected (B, T, {self.dim})")
         if self.prenorm:
-            a, weights = self.attn(self.ln_1(x), kv_cache=kv_cache, return_weights=True)
+            a, weights = self._attend(self.ln_1(x), kv_cache, return_weights)
             x = x + self.resid_dropout(a)
             x = x + self.resid_dropout(self.mlp(self.ln_2(x)))
         else:
-            a, weights = self.attn(x, kv_cache=kv_cache, return_weights=True)
+            a, weights = self._attend(x, kv_cache, return_weights)
             x = self.ln_1(x + self.resid_dropout(a))
             x = self.ln_2(x + self.resid_dropout(self.mlp(x)))
         return (x, weights) if return_weights else x
+
+    def _attend(self, x: Tensor, kv_cache, return_weights: bool):
+        """(attention output, weights or None): weights are asked for only when wanted, because
+        without them the engine runs attention as one fused op."""
+        if return_weights:
+            return self.attn(x, kv_cache=kv_cache, return_weights=True)
+        return self.attn(x, kv_cache=kv_cache), None
 
     def extra_repr(self) -> str:
         return f"{self.dim}, prenorm={self.prenorm}"
