@@ -94,24 +94,27 @@ class LayerNorm(Function):
 GELU_C = math.sqrt(2 / math.pi)
 
 
+def _gelu_slope(x, t):
+    """dy/dx of GELU given t = tanh u; the same expression serves numpy arrays and Tensors."""
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
+
+
 class Gelu(Function):
     """GELU, tanh approximation: y = ½x(1 + tanh u), u = √(2/π)(x + 0.044715x³).
 
-    Backward: dy/dx = ½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²), computed once in forward.
+    Backward: dy/dx = ½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²), recomputed from x in
+    backward rather than saved (one array less held per layer between forward and backward).
     """
     def forward(self, x):
-        c, a = x.dtype.type(GELU_C), x.dtype.type(0.044715)
-        t = np.tanh(c * (x + a * x * x * x))
-        self.slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * a * x * x)
-        return 0.5 * x * (1 + t)
+        return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
 
     def backward(self, grad, out):
+        from tinygrad_like.tensor import Tensor
         x = self.parents[0]
-
-        def rebuild():
-            t = (GELU_C * (x + 0.044715 * x ** 3)).tanh()
-            return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
-        return grad * saved_or_rebuilt(self.slope, rebuild)
+        if state.grad_enabled:  # create_graph: the slope must itself be differentiable
+            return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
+        xd = x.data
+        return grad * Tensor._make(_gelu_slope(xd, np.tanh(GELU_C * (xd + 0.044715 * xd * xd * xd))), None)
 
 
 class CrossEntropy(Function):
