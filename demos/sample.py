@@ -1,6 +1,6 @@
 """Generate text from a model saved by train_gpt.py.
 
-    python demos/sample.py out/train_gpt --prompt "def " [--max-new-tokens 300 --temperature 0.8
+    python demos/sample.py out/train_gpt --prompt "def" [--max-new-tokens 300 --temperature 0.8
                                                            --top-k 40 --top-p 0.95 --seed 0]
 
 CHECKPOINT is the run's folder or its ckpt.safetensors; config.json (the GPTConfig) and

@@ -28,7 +28,7 @@ import sample  # noqa: E402
 import train_gpt  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
-TINY = ["--preset", "tiny", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+TINY = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
         "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
 SUMMARY_KEYS = ("config", "num_params", "steps", "train_loss", "val_loss", "unigram_val_loss",
                 "tokens_per_sec", "wall_time_s", "checkpoint")
