@@ -160,6 +160,17 @@ def test_prompt_the_tokenizer_cannot_encode_fails_before_training(tmp_path):
     assert not (tmp_path / "out" / "ckpt.safetensors").exists()
 
 
+def test_ctrl_c_during_an_update_waits_for_the_update_to_finish():
+    import os
+    import signal
+    finished = False
+    with pytest.raises(KeyboardInterrupt):
+        with train_gpt.hold_interrupt():
+            os.kill(os.getpid(), signal.SIGINT)  # delivered now, held until the block ends
+            finished = True
+    assert finished and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_resume_refuses_to_change_the_model(tmp_path, monkeypatch):
     interrupt_at_call(monkeypatch, 2)
     run(tmp_path)
@@ -211,6 +222,16 @@ def test_bpe_on_a_text_file(tmp_path):
     assert summary["config"]["vocab_size"] == 300
     assert json.loads((tmp_path / "out" / "tokenizer.json").read_text())["type"] == "bpe"
     assert math.isfinite(summary["val_loss"])
+
+
+def test_torch_yardstick_without_torch_says_how_to_install_it(monkeypatch, capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_gpt_torch", DEMOS.parent / "benchmarks" / "train_gpt_torch.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    assert bench.main([]) is None
+    assert "pip install torch==2.13.0" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- sample.py
