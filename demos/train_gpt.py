@@ -97,6 +97,7 @@ def build_parser():
     p = _common.parser("train_gpt", "Train a small GPT on text and write samples, plots, graphs and a "
                                     "checkpoint. Unset flags come from --preset.")
     p.set_defaults(out=None)  # None: out/train_gpt, or the --resume folder
+    p._option_string_actions["--out"].help = "output folder (default out/train_gpt, or the --resume folder)"
     p.add_argument("--preset", choices=sorted(PRESETS), help="model shape and run length (default small)")
     p.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR (its settings are used)")
     d = p.add_argument_group("data")
@@ -422,8 +423,10 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights.
     """
     tr = model.transformer
-    with no_grad():
-        model(ids[None])  # one call of the whole model gives every module its dotted name
+    # Give every module and parameter its dotted name from the root. Module does this on the root's
+    # first call, but a MoE layer that stored its aux_loss since then renames its own parameters
+    # relative to itself on its next call ("experts.0.c_fc.weight"), which would box them apart.
+    model._assign_names()
     emb = tr.wte.weight.data[ids]                                         # (T, C)
     if model.config.pos == "learned":
         emb = emb + tr.wpe.weight.data[: len(ids)]
