@@ -33,10 +33,10 @@ stopping and resuming gives bit-identical parameters and loss history to an unin
 
 Defaults, chosen by measuring on a 2-core machine (`nproc` = 2, as in CI): preset "small" (4 layers,
 4 heads, width 128, context 64 tokens, 932,608 parameters), batch 32, 800 steps at lr 2e-3, BPE with
-1024 tokens. The default run took 145 s wall (133 s of training steps, 12,300 tokens/s) and ended at
+1024 tokens. The default run took 136 s wall (124 s of training steps, 13,300 tokens/s) and ended at
 validation loss 3.517 nats/token against the unigram baseline's 5.932; PyTorch, from the same initial
-weights on the same batches (benchmarks/train_gpt_torch.py), reached 3.517 in 75 s of steps (21,900
-tokens/s). Other busy processes on the same two cores slow it down a lot: numpy's BLAS threads then
+weights on the same batches (benchmarks/train_gpt_torch.py), reached 3.517 in 73 s of steps (22,400
+tokens/s, 80 s wall). Other busy processes on the same two cores slow it down a lot: numpy's BLAS threads then
 wait for each other (we measured 2x to 20x; OPENBLAS_NUM_THREADS=1 keeps it near 9,000 tokens/s).
 Why BPE: per character of validation text (loss x tokens / characters, `val_loss_per_char` in the
 summary) the same 600-step run reached 1.54 nats with chars, 1.28 with BPE-512 and 1.23 with
