@@ -170,15 +170,18 @@ def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
 # ---------------------------------------------------------------- progress: a bar on a terminal, lines otherwise
 
 class BarProgress:
-    """tqdm bar: step, smoothed train loss, last val loss, tokens/s; tqdm adds the time left."""
+    """tqdm bar: step, train loss (moving average, weight 0.1 on the newest batch), last val loss,
+    tokens/s; tqdm adds the elapsed time and the time left."""
 
     def __init__(self, start: int, total: int):
         from tqdm import tqdm
         self.bar = tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stdout)
+        self.avg = None
 
     def update(self, step, loss, val, tok_s):
+        self.avg = loss if self.avg is None else 0.9 * self.avg + 0.1 * loss
         val_text = f"{val:.3f}" if val is not None else "-"
-        self.bar.set_postfix_str(f"loss {loss:.3f} | val {val_text} | {tok_s:,.0f} tok/s", refresh=False)
+        self.bar.set_postfix_str(f"loss {self.avg:.3f} | val {val_text} | {tok_s:,.0f} tok/s", refresh=False)
         self.bar.update(step - self.bar.n)
 
     def close(self):
@@ -187,7 +190,7 @@ class BarProgress:
 
 class LineProgress:
     """One plain line every `interval` steps (and whenever a new validation loss is measured):
-    step N/total | loss X | val Y | tok/s Z | eta M:SS. `loss` is the mean over the lines's steps."""
+    step N/total | loss X | val Y | tok/s Z | eta M:SS. `loss` is the mean over the steps since the last line."""
 
     def __init__(self, start: int, total: int, interval: int, val: float | None):
         self.total, self.interval, self.losses, self.shown_val = total, interval, [], val
