@@ -426,10 +426,6 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights.
     """
     tr = model.transformer
-    # Give every module and parameter its dotted name from the root. Module does this on the root's
-    # first call, but a MoE layer that stored its aux_loss since then renames its own parameters
-    # relative to itself on its next call ("experts.0.c_fc.weight"), which would box them apart.
-    model._assign_names()
     emb = tr.wte.weight.data[ids]                                         # (T, C)
     if model.config.pos == "learned":
         emb = emb + tr.wpe.weight.data[: len(ids)]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinygrad_like import Tensor, no_grad
+from tinygrad_like import Tensor, no_grad, scope
 from tinygrad_like import random as _random
 from nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleDict, RMSNorm, init
 from nn.attention import KVCache
@@ -68,6 +68,10 @@ class Transformer(Module):
 
     def _trunk(self, idx: np.ndarray, start: int = 0, caches=None, return_weights=False):
         """Embeddings, blocks and ln_f: idx (B, T) at positions start.. -> x (B, T, C) [, weights]."""
+        with scope("transformer"):  # the ops' scopes then match the parameter names, transformer.h.0...
+            return self._trunk_layers(idx, start, caches, return_weights)
+
+    def _trunk_layers(self, idx, start, caches, return_weights):
         B, T = idx.shape
         x = self.transformer.wte(idx)                                        # (B, T, C)
         if self.config.pos == "learned":

@@ -21,19 +21,27 @@ from tinygrad_like import Tensor, scope
 class Module:
     training = True
     _local_name = ""
-    _named = False
+    _names_version = -1
+    _tree_version = 0  # bumped whenever any module gains or swaps a sub-layer or a parameter
+    _calls_in_progress = 0
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        if not self._named:
-            self._assign_names()
-        with scope(self._local_name):
-            return self.forward(*args, **kwargs)
+        outermost = Module._calls_in_progress == 0
+        if outermost and self._names_version != Module._tree_version:
+            self._assign_names()  # names run from the module the user called, down
+        Module._calls_in_progress += 1
+        try:
+            with scope(self._local_name):
+                return self.forward(*args, **kwargs)
+        finally:
+            Module._calls_in_progress -= 1
 
     def __setattr__(self, key, value):
-        object.__setattr__(self, "_named", False)
+        if isinstance(value, (Module, list, tuple)) or (isinstance(value, Tensor) and value._ctx is None):
+            Module._tree_version += 1
         object.__setattr__(self, key, value)
 
     # ------------------------------------------------------------ the tree
@@ -67,13 +75,10 @@ class Module:
 
     def _assign_names(self) -> None:
         """Give sub-modules their scope names and parameters their dotted names (for drawings)."""
-        for name, child in self.children():
-            object.__setattr__(child, "_local_name", name)
-        for path, module in self.named_modules():
-            if module is not self:
-                for name, child in module.children():
-                    object.__setattr__(child, "_local_name", name)
-            object.__setattr__(module, "_named", True)
+        for _, module in self.named_modules():
+            for name, child in module.children():
+                object.__setattr__(child, "_local_name", name)
+            object.__setattr__(module, "_names_version", Module._tree_version)
         for name, p in self.named_parameters():
             p.name = name
 
