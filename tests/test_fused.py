@@ -40,8 +40,14 @@ CASES = {  # name: (function of the inputs, input shapes)
 
 
 def value_and_grads(fn, inputs, u):
+    """Value, first derivatives as backward computes them (on arrays), and as create_graph records them
+    (on Tensors), and second derivatives."""
+    out = fn(*inputs)
+    plain = grad((out * u).sum(), inputs)
     out = fn(*inputs)
     grads = grad((out * u).sum(), inputs, create_graph=True)
+    for a, b in zip(plain, grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=1e-12)
     second = grad(sum(((g * g).sum() for g in grads), Tensor(np.float64(0))), inputs, allow_unused=True)
     return out.numpy(), [g.numpy() for g in grads], [None if g is None else g.numpy() for g in second]
 

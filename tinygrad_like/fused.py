@@ -26,6 +26,28 @@ def saved_or_rebuilt(array: np.ndarray, rebuild):
     return rebuild() if state.grad_enabled else Tensor._make(array, None)
 
 
+def by_formula(formula, *operands):
+    """Evaluate a backward formula on the Tensors themselves when the backward pass is being recorded
+    (create_graph), else on their numpy arrays: the same arithmetic, without a Tensor per step.
+    The formulas below are written to run on either (`keep_sum`, `swap_last`, `.T`, `@`, `*`, ...)."""
+    from tinygrad_like.tensor import Tensor
+    if state.grad_enabled:
+        return formula(*operands)
+    result = formula(*[o.data if isinstance(o, Tensor) else o for o in operands])
+    wrap = lambda r: None if r is None else Tensor._make(np.asarray(r), None)
+    return tuple(map(wrap, result)) if isinstance(result, tuple) else wrap(result)
+
+
+def keep_sum(a, axis):
+    """Σ over `axis`, kept as a size-1 axis, of a numpy array or a Tensor."""
+    return a.sum(axis, keepdims=True) if isinstance(a, np.ndarray) else a.sum(axis, keepdim=True)
+
+
+def swap_last(a):
+    """Swap the last two axes (a batched transpose) of a numpy array or a Tensor."""
+    return a.swapaxes(-1, -2) if isinstance(a, np.ndarray) else a.transpose(-1, -2)
+
+
 class Linear(Function):
     """y = x Wᵀ + b for x (..., in), W (out, in), b (out,): the projection inside nn.Linear.
 
@@ -38,13 +60,16 @@ class Linear(Function):
         return y.reshape(*x.shape[:-1], w.shape[0])
 
     def backward(self, grad, out):
-        x, w = self.parents[:2]
-        g = grad.reshape(-1, grad.shape[-1])                                  # (rows, out)
-        grads = ((g @ w).reshape(x.shape) if x.requires_grad else None,
-                 g.T @ x.reshape(-1, x.shape[-1]) if w.requires_grad else None)
-        if len(self.parents) == 3:
-            grads += (g.sum(0) if self.parents[2].requires_grad else None,)
-        return grads
+        need = [p.requires_grad for p in self.parents]
+        grads = by_formula(_linear_grads, grad, *self.parents[:2], need)
+        return grads if len(self.parents) == 3 else grads[:2]
+
+
+def _linear_grads(g, x, w, need):
+    g = g.reshape(-1, g.shape[-1])                                            # (rows, out)
+    return ((g @ w).reshape(x.shape) if need[0] else None,                    # dx = g W
+            g.T @ x.reshape(-1, x.shape[-1]) if need[1] else None,            # dW = gᵀ x
+            g.sum(0) if len(need) == 3 and need[2] else None)                 # db = Σ_rows g
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -60,7 +85,7 @@ class Softmax(Function):
         return _softmax(x, axis)
 
     def backward(self, grad, out):
-        return out * (grad - (grad * out).sum(self.axis, keepdim=True))
+        return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
 
 
 class LogSoftmax(Function):
@@ -71,7 +96,8 @@ class LogSoftmax(Function):
         return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
     def backward(self, grad, out):
-        return grad - out.exp() * grad.sum(self.axis, keepdim=True)
+        exp = lambda a: np.exp(a) if isinstance(a, np.ndarray) else a.exp()
+        return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
 
 
 class LayerNorm(Function):
@@ -88,7 +114,8 @@ class LayerNorm(Function):
     def backward(self, grad, out):
         x = self.parents[0]
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
-        return (grad - grad.mean(-1, keepdim=True) - out * (grad * out).mean(-1, keepdim=True)) * rstd
+        n = x.shape[-1]
+        return by_formula(lambda g, y, r: (g - keep_sum(g, -1) / n - y * keep_sum(g * y, -1) / n) * r, grad, out, rstd)
 
 
 GELU_C = math.sqrt(2 / math.pi)
@@ -138,7 +165,7 @@ class CrossEntropy(Function):
         chosen = np.zeros((logits.shape[0], 1), dtype=logits.dtype)
         chosen[self.rows] = 1
         probs = saved_or_rebuilt(self.probs, lambda: logits.softmax(-1))
-        return (probs * Tensor._make(chosen, None) - Tensor._make(target, None)) * (grad / self.count)
+        return by_formula(lambda p, g: (p * chosen - target) * (g / self.count), probs, grad)
 
 
 class Attention(Function):
@@ -157,7 +184,6 @@ class Attention(Function):
         return np.matmul(self.weights, v)                                     # (..., Tq, dv)
 
     def backward(self, grad, out):
-        from tinygrad_like.ops import unbroadcast
         from tinygrad_like.tensor import Tensor
         q, k, v = self.parents
 
@@ -165,8 +191,14 @@ class Attention(Function):
             scores = q @ k.transpose(-2, -1) * float(self.scale)
             return (scores if self.mask is None else scores + Tensor._make(self.mask, None)).softmax(-1)
         w = saved_or_rebuilt(self.weights, rebuild)
-        dw = grad @ v.transpose(-2, -1)                                       # (..., Tq, Tk)
-        ds = w * (dw - (dw * w).sum(-1, keepdim=True)) * float(self.scale)
-        return (unbroadcast(ds @ k, q.shape) if q.requires_grad else None,
-                unbroadcast(ds.transpose(-2, -1) @ q, k.shape) if k.requires_grad else None,
-                unbroadcast(w.transpose(-2, -1) @ grad, v.shape) if v.requires_grad else None)
+        need = [p.requires_grad for p in self.parents]
+        return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need)
+
+
+def _attention_grads(g, q, k, v, w, scale, need):
+    from tinygrad_like.ops import unbroadcast
+    dw = g @ swap_last(v)                                                     # (..., Tq, Tk)
+    ds = w * (dw - keep_sum(dw * w, -1)) * scale                              # through the softmax
+    return (unbroadcast(ds @ k, q.shape) if need[0] else None,
+            unbroadcast(swap_last(ds) @ q, k.shape) if need[1] else None,
+            unbroadcast(swap_last(w) @ g, v.shape) if need[2] else None)

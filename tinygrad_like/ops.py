@@ -14,12 +14,16 @@ from tinygrad_like.function import Function
 
 
 def unbroadcast(grad, shape: tuple):
-    """Adjoint of numpy broadcasting: sum `grad` over the axes that broadcasting added or stretched."""
+    """Adjoint of numpy broadcasting: sum `grad` over the axes that broadcasting added or stretched.
+    (grad is a Tensor, or a numpy array when a fused op's backward formula runs on arrays.)"""
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
-    return grad.sum(axis=axes, keepdim=True).reshape(shape) if axes else grad.reshape(shape)
+    if not axes:
+        return grad.reshape(shape)
+    summed = grad.sum(axis=axes, keepdims=True) if isinstance(grad, np.ndarray) else grad.sum(axis=axes, keepdim=True)
+    return summed.reshape(shape)
 
 
 # ---------------------------------------------------------------- unary ops
