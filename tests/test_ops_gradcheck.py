@@ -456,3 +456,15 @@ def test_gradcheck_nudges_strided_inputs_and_restores_float64_inputs():
     w = Tensor(a.copy(), requires_grad=True)
     assert gradcheck(lambda t: t @ t.T, w)
     np.testing.assert_array_equal(w.numpy(), a)
+
+
+@pytest.mark.parametrize("index", [np.array([3, 0, 3, -1, 4, 3]), np.array([[1, 1], [0, -5]]), np.array([], dtype=np.int64)])
+def test_gather_gradient_adds_repeated_and_negative_rows(index):
+    """The row scatter-add behind an embedding's gradient, against a plain Python loop."""
+    table = Tensor(np.random.default_rng(0).standard_normal((5, 3)), requires_grad=True, dtype=np.float64)
+    upstream = np.random.default_rng(1).standard_normal(index.shape + (3,))
+    table[index].backward(upstream)
+    expected = np.zeros((5, 3))
+    for i, row in zip(index.reshape(-1), upstream.reshape(-1, 3)):
+        expected[i] += row
+    np.testing.assert_allclose(table.grad.numpy(), expected, rtol=0, atol=1e-12)

@@ -46,7 +46,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
     grads, handed_out = {}, {id(g) for g in root_grads}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = grads[id(root)] + g if id(root) in grads else g
-    found = {}
+    found, anomaly = {}, state.detect_anomaly
     with (enable_grad() if create_graph else no_grad()):
         for node in reversed(order):
             g = grads.pop(id(node), None)
@@ -68,23 +68,32 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 elif wanted is None:
                     node.grad = node.grad + g
                 continue
-            # the backward rule's own ops are not checked one by one: an Inf there is reported
-            # below as this op's gradient, naming the op whose rule produced it
-            anomaly, state.detect_anomaly = state.detect_anomaly, False
-            try:
-                parent_grads = ctx.backward(g, node)
-            finally:
-                state.detect_anomaly = anomaly
+            parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
             if not isinstance(parent_grads, tuple):
                 parent_grads = (parent_grads,)
             for p, pg in zip(ctx.parents, parent_grads):
                 if pg is None or not p.requires_grad:
                     continue
-                if state.detect_anomaly:
+                if anomaly:
                     check_finite(ctx, pg.data, "backward gradient")
-                if pg.dtype != p.dtype:
+                if pg.data.dtype != p.data.dtype:
                     pg = pg.cast(p.dtype)
-                grads[id(p)] = grads[id(p)] + pg if id(p) in grads else pg
+                if id(p) not in grads:
+                    grads[id(p)] = pg
+                elif create_graph:
+                    grads[id(p)] = grads[id(p)] + pg
+                else:  # plain arrays: the sum needs no graph, so skip the Tensor op
+                    grads[id(p)] = type(pg)._make(grads[id(p)].data + pg.data, None)
             if not retain_graph:
                 ctx.free()
     return found
+
+
+def _unchecked_backward(ctx, g, node):
+    """Under detect_anomaly, the backward rule's own ops are not checked one by one: an Inf there is
+    reported as this op's gradient, naming the op whose rule produced it."""
+    state.detect_anomaly = False
+    try:
+        return ctx.backward(g, node)
+    finally:
+        state.detect_anomaly = True

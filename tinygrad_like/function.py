@@ -39,18 +39,22 @@ class enable_grad(no_grad):
         self.prev, state.grad_enabled = state.grad_enabled, True
 
 
-@contextlib.contextmanager
-def scope(name: str):
+class scope:
     """Name the ops created inside: `with scope("block0.attn"):`. Nested scopes join with dots.
 
     `draw_graph(..., group_scopes=True)` draws each scope as a box, so a transformer reads as blocks.
+    (A class rather than a generator: every module call enters one, so it should cost little.)
     """
-    prev = state.scope
-    state.scope = f"{prev}.{name}" if prev and name else prev or name
-    try:
-        yield
-    finally:
-        state.scope = prev
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        self.prev = state.scope
+        state.scope = f"{self.prev}.{self.name}" if self.prev and self.name else self.prev or self.name
+
+    def __exit__(self, *exc):
+        state.scope = self.prev
 
 
 def current_scope() -> str:

@@ -107,8 +107,9 @@ class LayerNorm(Function):
     """
     def forward(self, x, eps):
         self.eps = eps
-        centered = x - x.mean(axis=-1, keepdims=True)
-        self.rstd = 1 / np.sqrt((centered * centered).mean(axis=-1, keepdims=True) + x.dtype.type(eps))
+        inv_n = x.dtype.type(1 / x.shape[-1])                       # sums times 1/n: np.mean costs more
+        centered = x - x.sum(axis=-1, keepdims=True) * inv_n
+        self.rstd = 1 / np.sqrt((centered * centered).sum(axis=-1, keepdims=True) * inv_n + x.dtype.type(eps))
         return centered * self.rstd
 
     def backward(self, grad, out):
