@@ -67,6 +67,7 @@ from nn import state as checkpoint
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
 from tinygrad_like import Tensor, draw_graph, no_grad, scope
 from tinygrad_like import random as _random
+from tinygrad_like.memory import tune_malloc
 
 CKPT, CONFIG, TOKENIZER = "ckpt.safetensors", "config.json", "tokenizer.json"
 
@@ -137,13 +138,15 @@ def build_parser():
     t.add_argument("--seed", type=int, help="seeds the init and the batches (default 1337)")
     t.add_argument("--sample-tokens", type=int, help="tokens generated per prompt for samples.txt")
     t.add_argument("--prompt", action="append", help="a prompt for samples.txt (repeatable)")
+    t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
+                   help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
     return p
 
 
 def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
     """(settings, out dir, resuming?). Settings: DEFAULTS < preset < flags; when resuming, the saved
     settings, of which only RESUME_OVERRIDES may be changed by flags."""
-    given = {k: v for k, v in vars(args).items() if v is not None and k not in ("out", "resume")}
+    given = {k: v for k, v in vars(args).items() if v is not None and k not in ("out", "resume", "tune_malloc")}
     if args.resume:
         folder = pathlib.Path(args.resume)
         if not (folder / CKPT).is_file() or not (folder / CONFIG).is_file():
@@ -494,6 +497,8 @@ def main(argv=None) -> dict | None:
     """Train (or resume), then write the results; returns the summary, or None if interrupted."""
     t_start = time.perf_counter()
     args = build_parser().parse_args(argv)
+    if args.tune_malloc:
+        tune_malloc()  # keep freed arrays' memory for reuse: measured 1.2x faster steps (README, Performance)
     settings, out, resuming = resolve_settings(args)
     resume_dir = pathlib.Path(args.resume) if resuming else None
     out = _common.out_dir(out)
