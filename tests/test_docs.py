@@ -12,12 +12,12 @@ For every Markdown file in docs/:
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
 import re
 from pathlib import Path
 
 import pytest
+
+import printed_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -137,33 +137,10 @@ def test_every_picture_is_used_and_the_folder_stays_small():
 
 
 def python_blocks() -> list[tuple[str, str]]:
-    blocks = []
-    for page in PAGES:
-        for i, code in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)):
-            if "# prints " in code:
-                blocks.append((f"{page.stem}-{i}", code))
-    return blocks
-
-
-def promised_output(code: str) -> str:
-    """The text after each '# prints', with the comment lines right below it as continuation."""
-    lines, capturing = [], False
-    for line in code.splitlines():
-        if "# prints " in line:
-            lines.append(line.split("# prints ", 1)[1])
-            capturing = True
-        elif capturing and line.strip().startswith("#"):
-            lines.append(line.strip()[1:].strip())
-        else:
-            capturing = False
-    return "\n".join(lines)
+    return [(f"{page.stem}-{i}", code) for page in PAGES for i, code in enumerate(printed_examples.python_blocks(page))]
 
 
 @pytest.mark.parametrize("name, code", python_blocks(), ids=[n for n, _ in python_blocks()])
 def test_example_prints_what_it_promises(name, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, f"docs block {name}", "exec"), {"__name__": "__docs__"})
-    normalise = lambda s: re.sub(r"\s+", " ", s).strip()  # noqa: E731
-    assert normalise(out.getvalue()) == normalise(promised_output(code))
+    printed_examples.check_prints(code, f"docs block {name}")
