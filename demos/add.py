@@ -34,7 +34,7 @@ import numpy as np
 
 import _common
 from models.gpt import GPT, GPTConfig
-from sort import accuracy, greedy_complete, held_out_split, plot, train_until, training_ids
+from sort import accuracy, greedy_complete, held_out_split, plot, task_parser, train_until, training_ids
 from tinygrad_like import Tensor
 
 
@@ -75,20 +75,8 @@ def as_number(answer_digits) -> int:
 # ---------------------------------------------------------------- the demo
 
 def parse(argv):
-    p = _common.parser("add", __doc__.splitlines()[0])
+    p = task_parser("add", __doc__.splitlines()[0], steps=3000, eval_every=50)
     p.add_argument("--digits", type=int, default=3, help="digits per number")
-    p.add_argument("--steps", type=int, default=3000, help="most training steps (stops early at --target)")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--n-layer", type=int, default=2)
-    p.add_argument("--n-head", type=int, default=4)
-    p.add_argument("--n-embd", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=50, help="steps between validation measurements")
-    p.add_argument("--n-val", type=int, default=2000, help="validation problems (decide when to stop)")
-    p.add_argument("--n-test", type=int, default=2000, help="test problems (the accuracy reported)")
-    p.add_argument("--target", type=float, default=0.999,
-                   help="stop once validation accuracy reaches this (a margin above the 99%% goal)")
-    p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
 

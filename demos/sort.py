@@ -137,21 +137,27 @@ def train_until(model, next_batch, val_in, val_out, args) -> tuple[list, list, f
 
 # ---------------------------------------------------------------- the demo
 
-def parse(argv):
-    p = _common.parser("sort", __doc__.splitlines()[0])
-    p.add_argument("--length", type=int, default=6, help="digits per sequence")
-    p.add_argument("--steps", type=int, default=600, help="most training steps (stops early at --target)")
+def task_parser(name: str, description: str, steps: int, eval_every: int):
+    """The settings sort.py and add.py share: model size, training, held-out sets and when to stop."""
+    p = _common.parser(name, description)
+    p.add_argument("--steps", type=int, default=steps, help="most training steps (stops early at --target)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--n-layer", type=int, default=2)
     p.add_argument("--n-head", type=int, default=4)
     p.add_argument("--n-embd", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=25, help="steps between validation measurements")
+    p.add_argument("--eval-every", type=int, default=eval_every, help="steps between validation measurements")
     p.add_argument("--n-val", type=int, default=2000, help="validation problems (decide when to stop)")
     p.add_argument("--n-test", type=int, default=2000, help="test problems (the accuracy reported)")
     p.add_argument("--target", type=float, default=0.999,
                    help="stop once validation accuracy reaches this (a margin above the 99%% goal)")
     p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse(argv):
+    p = task_parser("sort", __doc__.splitlines()[0], steps=600, eval_every=25)
+    p.add_argument("--length", type=int, default=6, help="digits per sequence")
     return p.parse_args(argv)
 
 
