@@ -13,7 +13,7 @@ import safetensors.numpy
 
 import nn.state
 from nn import Linear, Module
-from nn.optim import SGD, Adam, AdamW
+from nn.optim import SGD, Adam
 from nn.state import CheckpointError, load, save
 from tinygrad_like import Tensor
 from tinygrad_like import random as tl_random

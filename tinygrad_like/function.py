@@ -109,9 +109,6 @@ class Function:
     def backward(self, grad, out):
         raise NotImplementedError
 
-    def needs_grad(self, i: int) -> bool:
-        return self.parents[i].requires_grad
-
     make_tensor = None  # Tensor._make, set by tensor.py (which imports this module)
 
     @classmethod

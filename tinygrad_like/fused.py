@@ -159,7 +159,6 @@ class CrossEntropy(Function):
             return np.asarray(-np.log(picked).sum() / self.count, dtype=logits.dtype)
 
     def backward(self, grad, out):
-        from tinygrad_like.tensor import Tensor
         logits = self.parents[0]
         target = np.zeros(logits.shape, dtype=logits.dtype)
         target[self.rows, self.targets] = 1

@@ -9,7 +9,6 @@ composition by tests/test_fused.py); inside `with composed():` they run the comp
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
 
