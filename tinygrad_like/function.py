@@ -63,8 +63,8 @@ def current_scope() -> str:
 
 @contextlib.contextmanager
 def composed():
-    """Use the composed versions of softmax, log_softmax, layernorm, gelu, cross-entropy and attention
-    instead of their fused twins (tinygrad_like/fused.py), so that `draw_graph` shows how they work."""
+    """Use the composed versions of linear, softmax, log_softmax, layernorm, gelu, cross-entropy and
+    attention instead of their fused twins (tinygrad_like/fused.py), so that `draw_graph` shows how they work."""
     prev, state.fused = state.fused, False
     try:
         yield
@@ -130,5 +130,8 @@ class Function:
         return Function.make_tensor(data, fn if requires_grad else None)
 
     def free(self):
-        """Drop what backward needed, like PyTorch does after backward without retain_graph."""
-        self.parents, self.freed = None, True
+        """Drop what backward needed (parents and saved arrays), like PyTorch does after backward
+        without retain_graph, so that memory goes back before the next forward."""
+        scope = self.scope
+        self.__dict__.clear()
+        self.parents, self.freed, self.scope = None, True, scope
