@@ -342,3 +342,25 @@ def test_matches_torch_if_installed():
             tp.grad = torch.tensor(g)
             topt.step()
         np.testing.assert_allclose(run(ours, p0, grads, np.float32), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_adam_updates_a_group_as_one_flat_array_and_matches_per_parameter_formulas():
+    """The flat group step equals the per-parameter formula for every parameter, also when one of them
+    skips a step (its step count then differs, and the group falls back to one-by-one updates)."""
+    rng = np.random.default_rng(3)
+    shapes = [(3, 4), (4,), (2, 2, 2)]
+    start = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) for _ in range(5)] for s in shapes]
+    grads[1][2] = None                                     # parameter 1 has no gradient at step 2
+    params = [Tensor(a.copy(), requires_grad=True) for a in start]
+    opt = AdamW(params, lr=0.05, weight_decay=0.1)
+    for t in range(5):
+        for p, gs in zip(params, grads):
+            p.grad = None if gs[t] is None else Tensor(gs[t])
+        opt.step()
+    for p, a, gs in zip(params, start, grads):
+        expected = ref_adam(a, [g for g in gs if g is not None], lr=0.05, weight_decay=0.1, decoupled=True)
+        np.testing.assert_allclose(p.data, expected, rtol=1e-12, atol=1e-12)
+    state = opt.state[id(params[0])]
+    assert state["exp_avg"].base is not None               # a view of the group's flat buffer
+    assert opt.state_dict()["state"][0]["exp_avg"].shape == (3, 4)
