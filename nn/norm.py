@@ -28,8 +28,7 @@ class LayerNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         _check_dim("LayerNorm", x, self.dim)
-        y = x.layernorm(-1, self.eps) * self.weight
-        return y + self.bias if self.bias is not None else y
+        return x.layernorm(-1, self.eps, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, eps={self.eps}, bias={self.bias is not None}"

@@ -101,22 +101,42 @@ class LogSoftmax(Function):
 
 
 class LayerNorm(Function):
-    """x̂ = (x − mean) / √(var + eps) along the last axis (no scale or shift: nn.LayerNorm adds those).
+    """y = x̂·w + b, x̂ = (x − mean) / √(var + eps) along the last axis; w and b (n,) are optional
+    (nn.LayerNorm passes its weight and bias, so the whole layer is one op).
 
-    Backward: dx = (g − mean(g) − x̂·mean(g⊙x̂)) / √(var + eps). The output is x̂ itself.
+    Backward, with ĝ = g·w: dx = (ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂)) / √(var + eps), dw = Σ_rows g⊙x̂, db = Σ_rows g.
     """
-    def forward(self, x, eps):
+    def forward(self, x, w=None, b=None, eps=1e-5):
         self.eps = eps
         inv_n = x.dtype.type(1 / x.shape[-1])                       # sums times 1/n: np.mean costs more
-        centered = x - x.sum(axis=-1, keepdims=True) * inv_n
-        self.rstd = 1 / np.sqrt((centered * centered).sum(axis=-1, keepdims=True) * inv_n + x.dtype.type(eps))
-        return centered * self.rstd
+        xhat = x - x.sum(axis=-1, keepdims=True) * inv_n
+        self.rstd = 1 / np.sqrt((xhat * xhat).sum(axis=-1, keepdims=True) * inv_n + x.dtype.type(eps))
+        xhat *= self.rstd
+        if w is None:
+            return xhat
+        self.xhat = xhat
+        y = xhat * w
+        if b is not None:
+            y += b
+        return y
 
     def backward(self, grad, out):
-        x = self.parents[0]
+        x, *affine = self.parents
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
-        n = x.shape[-1]
-        return by_formula(lambda g, y, r: (g - keep_sum(g, -1) / n - y * keep_sum(g * y, -1) / n) * r, grad, out, rstd)
+        xhat = saved_or_rebuilt(self.xhat, lambda: x.layernorm(-1, self.eps)) if affine else out
+        need = [p.requires_grad for p in self.parents]
+        return by_formula(_layernorm_grads, grad, xhat, rstd, affine[0] if affine else None, need)
+
+
+def _layernorm_grads(g, xhat, rstd, w, need):
+    n = xhat.shape[-1]
+    gw = g if w is None else g * w                                            # ĝ, the gradient at x̂
+    dx = (gw - keep_sum(gw, -1) / n - xhat * keep_sum(gw * xhat, -1) / n) * rstd if need[0] else None
+    if len(need) == 1:
+        return dx
+    dw = (g * xhat).reshape(-1, n).sum(0) if need[1] else None                # Σ over every row
+    db = g.reshape(-1, n).sum(0) if len(need) == 3 and need[2] else None
+    return (dx, dw, db)[:len(need)]
 
 
 GELU_C = math.sqrt(2 / math.pi)

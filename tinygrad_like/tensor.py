@@ -407,12 +407,15 @@ class Tensor:
         shifted = self - self.max(axis, keepdim=True).detach()
         return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
-    def layernorm(self, axis=-1, eps=1e-5):
-        """(x - mean) / √(var + eps) over `axis`: each vector gets mean 0 and standard deviation 1."""
-        if state.fused and self._axes(axis) == (self.ndim - 1,):
-            return fused.LayerNorm.apply(self, eps=eps)
+    def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
+        """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
+        then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
+        if state.fused and self._axes(axis) == (self.ndim - 1,) and (weight is not None or bias is None):
+            return fused.LayerNorm.apply(self, *(p for p in (weight, bias) if p is not None), eps=eps)
         centered = self - self.mean(axis, keepdim=True)
-        return centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
+        y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
+        y = y if weight is None else y * weight
+        return y if bias is None else y + bias
 
     def sparse_categorical_crossentropy(self, targets, ignore_index=-1):
         """Mean of -log softmax(logits)[target] over positions whose target is not `ignore_index`.
