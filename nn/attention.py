@@ -8,6 +8,10 @@ Grouped-query attention (GQA): only n_kv_head key/value heads are computed and c
 reads KV head h // (n_head // n_kv_head). With n_kv_head = n_head this is plain multi-head
 attention, with n_kv_head = 1 it is multi-query attention. The KV cache shrinks by n_head / n_kv_head.
 
+Without RoPE, a KV cache, attention dropout or weights to return, everything between c_attn and
+c_proj is one engine op (`Tensor.multihead_attention`); otherwise the heads are split here and
+attended with the engine's sdpa, which is also what `with composed():` shows.
+
 Names follow nanoGPT (`c_attn`, `c_proj`, B, T, C, nh, hs), so GPT-2 weights load by name.
 References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et al. 2023, GQA
 (https://arxiv.org/abs/2305.13245); Karpathy's nanoGPT model.py.
@@ -134,6 +138,9 @@ class Attention(Module):
         B, T, C = x.shape
         nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
         qkv = self.c_attn(x)                                          # (B, T, (nh + 2·nkv)·hs)
+        if state.fused and self.rope is None and kv_cache is None and not return_weights and not (
+                self.training and self.dropout > 0):  # the common case: one op from c_attn's output
+            return self.c_proj(qkv.multihead_attention(nh, nkv, is_causal=self.causal))
         qkv = qkv.reshape(B, T, nh + 2 * nkv, hs).transpose(1, 2)     # (B, nh + 2·nkv, T, hs)
         q = qkv[:, :nh]                                               # (B, nh, T, hs)
         k = qkv[:, nh:nh + nkv]                                       # (B, nkv, T, hs)
@@ -149,7 +156,7 @@ class Attention(Module):
             y, att = self._attend_with_dropout(q, k, v)
         elif return_weights:
             y, att = q.scaled_dot_product_attention(k, v, is_causal=self.causal, return_weights=True)
-        else:  # without weights to return, the engine can use its fused attention op
+        else:  # with rope or a KV cache: the engine's fused sdpa op on the heads
             y = q.scaled_dot_product_attention(k, v, is_causal=self.causal)
         y = y.transpose(1, 2).reshape(B, T, C)                        # (B, T, C): heads side by side
         y = self.c_proj(y)

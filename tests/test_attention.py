@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, gradcheck, no_grad
+from tinygrad_like import Tensor, composed, gradcheck, no_grad
+from tinygrad_like.autograd import toposort
 from nn.attention import Attention, KVCache
 from nn.rope import RoPE, apply_rope
 
@@ -117,6 +118,8 @@ def test_forward_matches_numpy(dim, n_head, n_kv_head, causal, bias, rope):
     y_ref, w_ref = ref_attention(x, *params(attn), n_head, n_kv_head or n_head, causal, rope)
     np.testing.assert_allclose(y.numpy(), y_ref, atol=1e-12)
     np.testing.assert_allclose(w.numpy(), w_ref, atol=1e-12)
+    # without weights to return (and no RoPE) the engine runs one MultiHeadAttention op instead
+    np.testing.assert_allclose(attn(Tensor(x)).numpy(), y_ref, atol=1e-12)
 
 
 def test_float32_forward_stays_float32():
@@ -139,7 +142,9 @@ def test_shapes_and_parameter_layout():
 
 GRAD_CASES = [  # n_head, n_kv_head, causal, rope
     (2, None, True, False),   # MHA
+    (2, None, False, False),  # MHA, non-causal
     (4, 2, True, False),      # GQA
+    (4, 1, True, False),      # multi-query
     (2, None, True, True),    # RoPE
     (4, 2, False, True),      # GQA + RoPE, non-causal
 ]
@@ -385,3 +390,12 @@ def test_bad_input(build, x_shape, match):
     with pytest.raises(ValueError, match=match):
         attn = build()
         attn(Tensor.zeros(*x_shape))
+
+
+def test_common_case_is_one_engine_op_and_composed_shows_the_parts():
+    attn = Attention(8, 2)
+    x = Tensor.randn(2, 3, 8, requires_grad=True)
+    op_names = lambda y: {type(t._ctx).__name__ for t in toposort([y]) if t._ctx is not None}
+    assert op_names(attn(x)) == {"Linear", "MultiHeadAttention"}
+    with composed():
+        assert {"Softmax", "MultiHeadAttention", "Linear"}.isdisjoint(op_names(attn(x)))

@@ -37,6 +37,10 @@ CASES = {  # name: (function of the inputs, input shapes)
                             [(5, 4), (5, 4), (5, 4)]),
     "attention float mask": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=np.linspace(-1, 1, 25).reshape(5, 5)),
                              [(5, 4), (5, 4), (5, 4)]),
+    "multi-head attention, causal": (lambda x: x.multihead_attention(2, is_causal=True), [(2, 5, 12)]),
+    "multi-head attention, full": (lambda x: x.multihead_attention(3), [(2, 4, 18)]),
+    "grouped-query attention": (lambda x: x.multihead_attention(4, 2, is_causal=True), [(2, 5, 16)]),
+    "multi-query attention": (lambda x: x.multihead_attention(3, 1, is_causal=True), [(1, 4, 10)]),
     "attention broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
 }
 

@@ -472,6 +472,21 @@ class Tensor:
         out = weights @ v
         return (out, weights) if return_weights else out
 
+    def multihead_attention(self, n_head: int, n_kv_head: int | None = None, is_causal: bool = False):
+        """Self-attention with n_head query heads and n_kv_head key/value heads (None: n_head) read from
+        the packed projection self = (B, T, (nh + 2·nkv)·hs): each token's query heads, then its key
+        heads, then its value heads. Returns (B, T, nh·hs), the heads' outputs side by side. Query head
+        h reads KV head h // (nh / nkv). One fused op; inside `composed()`: split, sdpa, join."""
+        n_kv_head = n_head if n_kv_head is None else n_kv_head
+        n_packed = n_head + 2 * n_kv_head
+        if self.ndim != 3 or n_head < 1 or n_kv_head < 1 or n_head % n_kv_head or self.shape[-1] % n_packed:
+            raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
+                             f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
+        if state.fused:
+            return fused.MultiHeadAttention.apply(self, n_head=n_head, n_kv_head=n_kv_head, causal=is_causal)
+        q, k, v = fused.split_heads(self, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
+        return fused.join_heads(q.scaled_dot_product_attention(k, v, is_causal=is_causal))
+
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
         """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
