@@ -1,6 +1,8 @@
 """Per-op overhead: forward+backward of a 2x2 add and of a (256x256)@(256x256) matmul, next to plain
 numpy doing the same arithmetic (add: a+b, and the upstream gradient handed to both inputs;
-matmul: A@B forward, G@Bᵀ and Aᵀ@G backward).
+matmul: A@B forward, G@Bᵀ and Aᵀ@G backward). Then the row reductions of the fused ops
+(tinygrad_like/fused.py: array_max, array_sum) next to numpy's own max and sum, on attention-score
+shapes of the tiny and small benchmark configs.
 
     python benchmarks/bench_ops.py [--repeats 2000]
 
@@ -15,6 +17,7 @@ import time
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like.fused import array_max, array_sum
 
 
 def median_us(fn, repeats: int, warmup: int = 50) -> float:
@@ -56,6 +59,15 @@ def main(argv=None) -> dict:
         t_ours, t_np = median_us(ours, repeats), median_us(plain, repeats)
         results[name] = (t_ours, t_np)
         print(f"{name:16s} forward+backward: tinygrad_like {t_ours:9.1f} us | numpy {t_np:9.1f} us | ratio {t_ours / t_np:5.2f}")
+    for shape in ((8, 2, 32, 32), (16, 4, 128, 128)):
+        scores = rng.standard_normal(shape).astype(np.float32)
+        repeats = max(args.repeats // (1 if scores.size < 10**5 else 20), 20)
+        for name, ours, plain in (("row max", array_max, np.max), ("row sum", array_sum, np.sum)):
+            t_ours = median_us(lambda: ours(scores, -1), repeats)
+            t_np = median_us(lambda: plain(scores, -1, keepdims=True), repeats)
+            results[f"{name} {shape}"] = (t_ours, t_np)
+            print(f"{name} {str(shape):17s}: fused.{ours.__name__} {t_ours:8.1f} us | np.{plain.__name__} {t_np:8.1f} us "
+                  f"| ratio {t_ours / t_np:5.2f}")
     return results
 
 

@@ -111,3 +111,14 @@ def test_fused_ops_keep_float32():
         y.sum().backward()
         assert x.grad.dtype == np.float32
         x.grad = None
+
+
+def test_row_reductions_equal_numpys():
+    from tinygrad_like.fused import array_max, array_sum
+    x = rng.standard_normal((3, 4, 7))
+    x[0, 0, :3] = -np.inf                                   # a masked row start
+    x[1, 2, 4] = np.nan
+    for axis in (-1, 1, 0):
+        np.testing.assert_array_equal(array_max(x, axis), np.max(x, axis, keepdims=True))
+        np.testing.assert_allclose(array_sum(x, axis), np.sum(x, axis, keepdims=True), rtol=1e-14)
+    assert array_sum(np.ones((2, 0)), -1).tolist() == [[0.0], [0.0]]
