@@ -13,6 +13,7 @@ inputs with differentiable ops instead (`saved_or_rebuilt`).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -43,6 +44,18 @@ def keep_sum(a, axis):
     return array_sum(a, axis) if isinstance(a, np.ndarray) else a.sum(axis, keepdim=True)
 
 
+@functools.lru_cache(maxsize=64)
+def constant(kind: str, n: int, dtype: np.dtype) -> np.ndarray:
+    """Read-only arrays the fused ops need again every step, made once: "ones" (n,), and "causal" (n, n),
+    the additive causal mask (0 where query i may see key j <= i, −inf above the diagonal)."""
+    if kind == "ones":
+        array = np.ones(n, dtype)
+    else:
+        array = np.where(np.tril(np.ones((n, n), dtype=bool)), 0, -np.inf).astype(dtype)
+    array.flags.writeable = False
+    return array
+
+
 def keep_dot(a, b):
     """Σ a⊙b over the last axis, kept as a size-1 axis, of numpy arrays (np.vecdot, without the
     product's temporary) or Tensors."""
@@ -53,7 +66,7 @@ def rows_sum(a):
     """Σ over every axis but the last, (..., n) -> (n,): a bias gradient. For arrays a product with
     ones, which BLAS does 2-4x faster than numpy's sum over axis 0."""
     if isinstance(a, np.ndarray):
-        return np.ones(a.size // a.shape[-1], a.dtype) @ a.reshape(-1, a.shape[-1])
+        return constant("ones", a.size // a.shape[-1], a.dtype) @ a.reshape(-1, a.shape[-1])
     return a.reshape(-1, a.shape[-1]).sum(0)
 
 
@@ -61,7 +74,7 @@ def array_sum(a: np.ndarray, axis: int) -> np.ndarray:
     """a.sum(axis, keepdims=True). Along the last axis as a product with a vector of ones: BLAS does
     it 4-5x faster than numpy's reduction over short rows (numpy 2.4; benchmarks/bench_ops.py)."""
     if axis in (-1, a.ndim - 1) and a.ndim:
-        return a @ np.ones((a.shape[-1], 1), a.dtype)
+        return a @ constant("ones", a.shape[-1], a.dtype)[:, None]
     return a.sum(axis, keepdims=True)
 
 
@@ -312,8 +325,7 @@ class MultiHeadAttention(Function):
         return join_heads(out)
 
     def _mask(self, qkv):
-        T = qkv.shape[1]
-        return np.where(np.tril(np.ones((T, T), dtype=bool)), 0, -np.inf).astype(qkv.dtype) if self.causal else None
+        return constant("causal", qkv.shape[1], qkv.dtype) if self.causal else None
 
     def backward(self, grad, out):
         qkv, = self.parents

@@ -242,6 +242,9 @@ def _add_rows(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
     if rows.size == 0:
         return
     rows = np.where(rows < 0, rows + out.shape[0], rows)
+    if (rows[1:] > rows[:-1]).all():           # already sorted and distinct, like positions 0..T-1
+        out[rows] += values
+        return
     order = np.argsort(rows, kind="stable")
     rows = rows[order]
     starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
