@@ -60,7 +60,23 @@ def value_and_grads(fn, inputs, u):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_fused_equals_composed(name):
-    fn, shapes = CASES[name]
+    check_fused_equals_composed(*CASES[name])
+
+
+@pytest.mark.parametrize("n_head, n_kv_head, T", [(2, 2, 9), (2, 1, 8), (3, 3, 4)])
+def test_causal_attention_in_two_blocks(monkeypatch, n_head, n_kv_head, T):
+    """Long causal sequences run in two query blocks (fused.BLOCKED_FROM_T); here from T = 4 on."""
+    from tinygrad_like import fused
+    monkeypatch.setattr(fused, "BLOCKED_FROM_T", 4)
+    fn = lambda x: x.multihead_attention(n_head, n_kv_head, is_causal=True)
+    shape = (2, T, (n_head + 2 * n_kv_head) * 2)
+    check_fused_equals_composed(fn, [shape])
+    x = t(*shape)
+    assert len(fused.MultiHeadAttention()._blocks_of(x.numpy(), True)) == 2
+    assert gradcheck(fn, x) and gradgradcheck(fn, x)
+
+
+def check_fused_equals_composed(fn, shapes):
     inputs = [t(*s) for s in shapes]
     u = Tensor(rng.standard_normal(fn(*inputs).shape), dtype=np.float64)
     fused_result = value_and_grads(fn, inputs, u)

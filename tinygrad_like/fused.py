@@ -306,6 +306,9 @@ def _attention_grads(g, q, k, v, w, scale, need):
             unbroadcast(swap_last(w) @ g, v.shape) if need[2] else None)
 
 
+BLOCKED_FROM_T = 256  # causal attention in two query blocks from this length on (slower below it, measured)
+
+
 class MultiHeadAttention(Function):
     """Causal (or full) multi-head self-attention read straight from the packed projection: what
     nn.Attention computes between c_attn and c_proj, as one op. qkv (B, T, (nh + 2·nkv)·hs) holds
@@ -313,31 +316,58 @@ class MultiHeadAttention(Function):
     holds the heads' results side by side. Query head h reads KV head h // (nh / nkv) (grouped-query
     attention; nkv = nh is plain multi-head).
 
-    Backward: the Attention backward per head, with dq, dk, dv written back into one (B, T, ·) array
-    in the packed layout: no split, no scatter of three slices, no sum of three gradients.
+    Causal attention skips what the mask would throw away: from T = 256 on, the queries go in two
+    blocks and the first block meets only the first half of the keys, so a quarter of the scores is
+    never computed (the block skipping of flash attention, without its tiling of the softmax).
+
+    Backward, per block: the Attention backward, dq of the block's rows, dk and dv summed over the
+    blocks, all written back into one (B, T, ·) array in the packed layout.
     """
     def forward(self, qkv, n_head, n_kv_head, causal):
         self.heads, self.causal = (n_head, n_kv_head), causal
-        q, k, v = split_heads(qkv, n_head, n_kv_head)
+        q, k, v = split_heads(qkv, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
         self.scale = qkv.dtype.type(1 / math.sqrt(q.shape[-1]))
-        out, self.weights = _attend(q, k, v, self._mask(qkv), self.scale)    # (B, nkv, nh/nkv, T, hs)
-        return join_heads(out)
+        parts = [_attend(q[..., rows, :], k[..., :keys, :], v[..., :keys, :], mask, self.scale)
+                 for rows, keys, mask in self._blocks_of(qkv, causal)]
+        self.weights = [w for _, w in parts]
+        return join_heads(parts[0][0] if len(parts) == 1 else np.concatenate([out for out, _ in parts], axis=-2))
 
-    def _mask(self, qkv):
-        return constant("causal", qkv.shape[1], qkv.dtype) if self.causal else None
+    @staticmethod
+    def _blocks_of(qkv, causal: bool):
+        """(query rows, number of keys they see, additive mask) per block of queries."""
+        T = qkv.shape[1]
+        if not causal:
+            return [(slice(0, T), T, None)]
+        mask = constant("causal", T, qkv.dtype)
+        cuts = [0, T // 2, T] if T >= BLOCKED_FROM_T else [0, T]
+        return [(slice(a, b), b, mask[a:b, :b]) for a, b in zip(cuts, cuts[1:])]
 
     def backward(self, grad, out):
+        from tinygrad_like.tensor import Tensor
         qkv, = self.parents
-        mask = self._mask(qkv.data)
-        w = saved_or_rebuilt(self.weights, lambda: _attention_weights(*split_heads(qkv, *self.heads)[:2], mask, self.scale))
-        return by_formula(_multi_head_grads, grad, qkv, w, self.heads, float(self.scale))
+        if state.grad_enabled:  # create_graph: one block, the weights rebuilt from qkv with Tensor ops
+            T = qkv.shape[1]
+            q, k, _ = split_heads(qkv, *self.heads)
+            w = _attention_weights(q, k, constant("causal", T, qkv.dtype) if self.causal else None, self.scale)
+            return _multi_head_grads(grad, qkv, [(slice(0, T), T, None)], [w], self.heads, float(self.scale))
+        blocks = self._blocks_of(qkv.data, self.causal)
+        return Tensor._make(_multi_head_grads(grad.data, qkv.data, blocks, self.weights, self.heads, self.scale), None)
 
 
-def _multi_head_grads(g, qkv, w, heads, scale):
+def _multi_head_grads(g, qkv, blocks, weights, heads, scale):
     q, k, v = split_heads(qkv, *heads)
     B, n_kv, group, T, hs = q.shape
     g = swap_12(g.reshape(B, T, n_kv * group, hs)).reshape(q.shape)            # like q: (B, nkv, nh/nkv, T, hs)
-    return join_heads(*_attention_grads(g, q, k, v, w, scale, (True, True, True)))
+    if len(blocks) == 1:
+        return join_heads(*_attention_grads(g, q, k, v, weights[0], scale, (True, True, True)))
+    dq, dk, dv = [], np.zeros(k.shape, k.dtype), np.zeros(v.shape, v.dtype)
+    for (rows, keys, _), w in zip(blocks, weights):
+        dq_rows, dk_keys, dv_keys = _attention_grads(g[..., rows, :], q[..., rows, :], k[..., :keys, :],
+                                                     v[..., :keys, :], w, scale, (True, True, True))
+        dq.append(dq_rows)
+        dk[..., :keys, :] += dk_keys
+        dv[..., :keys, :] += dv_keys
+    return join_heads(np.concatenate(dq, axis=-2), dk, dv)
 
 
 def split_heads(qkv, n_head: int, n_kv_head: int):
