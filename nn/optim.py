@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like.memory import pieces
 
 
 class Optimizer:
@@ -281,7 +282,7 @@ class Adam(Optimizer):
         state["step"] += 1
         t = state["step"]
         step_size, v_scale = lr / (1 - beta1 ** t), 1 / math.sqrt(1 - beta2 ** t)
-        for p, g, m, v in _in_chunks(p, g, state["exp_avg"], state["exp_avg_sq"]):
+        for p, g, m, v in pieces(p, g, state["exp_avg"], state["exp_avg_sq"]):  # cache-sized, see memory.py
             if wd != 0 and self._decoupled:
                 p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
             elif wd != 0:
@@ -299,18 +300,6 @@ class Adam(Optimizer):
             np.divide(m, scratch, out=scratch)
             scratch *= step_size
             p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
-
-
-def _in_chunks(*arrays, size: int = 1 << 16):
-    """Matching pieces of same-shaped arrays, `size` elements each, for an elementwise update: a dozen
-    passes over a piece that stays in the CPU cache beat a dozen passes over arrays that do not
-    (AdamW on 10.6M floats: 19.5 -> 12.9 ms in place, measured). Small or non-contiguous arrays whole."""
-    if arrays[0].size <= size or not all(a.flags.c_contiguous for a in arrays):
-        yield arrays
-        return
-    flat = [a.reshape(-1) for a in arrays]
-    for start in range(0, flat[0].size, size):
-        yield [f[start:start + size] for f in flat]
 
 
 class AdamW(Adam):

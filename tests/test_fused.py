@@ -138,3 +138,11 @@ def test_row_reductions_equal_numpys():
         np.testing.assert_array_equal(array_max(x, axis), np.max(x, axis, keepdims=True))
         np.testing.assert_allclose(array_sum(x, axis), np.sum(x, axis, keepdims=True), rtol=1e-14)
     assert array_sum(np.ones((2, 0)), -1).tolist() == [[0.0], [0.0]]
+
+
+def test_gelu_backward_in_cache_sized_pieces_equals_whole():
+    """Past 65,536 elements GELU's backward runs piece by piece (memory.pieces); same numbers."""
+    x = t(300, 257)
+    (plain,) = grad(x.gelu().sum(), [x])
+    (recorded,) = grad(x.gelu().sum(), [x], create_graph=True)   # Tensor ops, whole array
+    np.testing.assert_allclose(plain.numpy(), recorded.numpy(), rtol=0, atol=1e-12)

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from tinygrad_like.function import Function, state
+from tinygrad_like.memory import pieces
 
 
 def saved_or_rebuilt(array: np.ndarray, rebuild):
@@ -216,7 +217,10 @@ class Gelu(Function):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
-        return Tensor._make(_gelu_grad(grad.data, x.data), None)
+        dx = np.empty_like(x.data)
+        for dx_piece, g, x_piece in pieces(dx, grad.data, x.data):
+            dx_piece[...] = _gelu_grad(g, x_piece)
+        return Tensor._make(dx, None)
 
 
 def _gelu_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
