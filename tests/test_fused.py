@@ -136,6 +136,7 @@ def test_row_reductions_equal_numpys():
     x[1, 2, 4] = np.nan
     for axis in (-1, 1, 0):
         np.testing.assert_array_equal(array_max(x, axis), np.max(x, axis, keepdims=True))
+        np.testing.assert_array_equal(array_max(x.transpose(1, 0, 2), axis), np.max(x.transpose(1, 0, 2), axis, keepdims=True))
         np.testing.assert_allclose(array_sum(x, axis), np.sum(x, axis, keepdims=True), rtol=1e-14)
     assert array_sum(np.ones((2, 0)), -1).tolist() == [[0.0], [0.0]]
 
