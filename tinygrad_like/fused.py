@@ -399,10 +399,12 @@ def join_heads(*parts):
     """The inverse of split_heads: (B, n, group, T, hs) parts -> (B, T, Σ n·group·hs), heads side by side."""
     B, T, hs = parts[0].shape[0], parts[0].shape[-2], parts[0].shape[-1]
     if isinstance(parts[0], np.ndarray):
-        n = [p.shape[1] * p.shape[2] for p in parts]
-        out = np.empty((B, T, sum(n), hs), parts[0].dtype)
-        for start, p, count in zip(np.cumsum([0] + n), parts, n):
+        out = np.empty((B, T, sum(p.shape[1] * p.shape[2] for p in parts), hs), parts[0].dtype)
+        start = 0
+        for p in parts:
+            count = p.shape[1] * p.shape[2]
             out[:, :, start:start + count] = p.reshape(B, count, T, hs).swapaxes(1, 2)
+            start += count
         return out.reshape(B, T, -1)
     from tinygrad_like.tensor import Tensor
     heads = Tensor.cat(*[p.reshape(B, p.shape[1] * p.shape[2], T, hs) for p in parts], dim=1)
