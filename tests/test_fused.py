@@ -121,12 +121,19 @@ def test_fused_softmax_is_stable_for_large_inputs():
 
 def test_fused_ops_keep_float32():
     x = Tensor(rng.standard_normal((2, 3, 4)).astype(np.float32), requires_grad=True)
-    for y in (x.softmax(), x.log_softmax(), x.layernorm(), x.gelu(), x.scaled_dot_product_attention(x, x, is_causal=True),
+    w, b = (Tensor(rng.standard_normal(4).astype(np.float32), requires_grad=True) for _ in range(2))
+    for y in (x.softmax(), x.log_softmax(), x.layernorm(), x.layernorm(-1, 1e-5, w, b), x.gelu(),
+              x.scaled_dot_product_attention(x, x, is_causal=True), x.linear(Tensor(np.ones((5, 4), np.float32))),
               x.sparse_categorical_crossentropy(np.zeros((2, 3), dtype=np.int64))):
         assert y.dtype == np.float32
         y.sum().backward()
         assert x.grad.dtype == np.float32
         x.grad = None
+    qkv = Tensor(rng.standard_normal((2, 300, 12)).astype(np.float32), requires_grad=True)  # in two blocks
+    y = qkv.multihead_attention(2, 1, is_causal=True)
+    assert y.dtype == np.float32
+    y.sum().backward()
+    assert qkv.grad.dtype == w.grad.dtype == b.grad.dtype == np.float32
 
 
 def test_row_reductions_equal_numpys():
