@@ -26,6 +26,7 @@ CASES = {  # name: (function of the inputs, input shapes)
     "layernorm eps": (lambda x: x.layernorm(-1, eps=0.1), [(4, 6)]),
     "layernorm with weight and bias": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 3, 6), (6,), (6,)]),
     "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(4, 6), (6,)]),
+    "layernorm with a broadcast weight": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(4, 6), (1,), (4, 1)]),
     "gelu": (lambda x: x.gelu(), [(3, 7)]),
     "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(TARGETS), [(2, 5, 6)]),
     "attention": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4)]),

@@ -410,8 +410,10 @@ class Tensor:
     def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
         """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
         then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
-        if state.fused and self._axes(axis) == (self.ndim - 1,) and (weight is not None or bias is None):
-            return fused.LayerNorm.apply(self, *(p for p in (weight, bias) if p is not None), eps=eps)
+        affine = [p for p in (weight, bias) if p is not None]
+        if (state.fused and self._axes(axis) == (self.ndim - 1,) and (weight is not None or bias is None)
+                and all(p.shape == self.shape[-1:] for p in affine)):  # other shapes broadcast, composed
+            return fused.LayerNorm.apply(self, *affine, eps=eps)
         centered = self - self.mean(axis, keepdim=True)
         y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
         y = y if weight is None else y * weight
