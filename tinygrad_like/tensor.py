@@ -246,6 +246,8 @@ class Tensor:
         """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
         if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
             raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} (need (..., in) and (out, in))")
+        if bias is not None and bias.shape != weight.shape[:1]:
+            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} (need ({weight.shape[0]},))")
         if state.fused:
             return fused.Linear.apply(self, weight, *(() if bias is None else (bias,)))
         y = self @ weight.T
