@@ -10,27 +10,21 @@ without it, every step re-reads the whole context. Medians over repeats, in this
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 
+from bench_ops import median_us  # noqa: E402
 from models.gpt import GPT, GPTConfig  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
 
 
 def median_seconds(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return median_us(fn, repeats, warmup=1) / 1e6
 
 
 def main(argv=None) -> list[dict]:
