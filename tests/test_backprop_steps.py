@@ -320,3 +320,13 @@ def test_browser_screenshots_of_two_frames_differ(pages, tmp_path):
         shots.append(image(png.read_bytes()))
     assert all(non_blank(s) for s in shots)
     assert np.abs(shots[0] - shots[1]).sum(axis=2).astype(bool).mean() > 0.001
+
+
+@pytest.mark.parametrize("name", ["neuron", "attention"])
+def test_the_pages_in_docs_are_what_render_graphs_writes_today(pages, name):
+    """docs/backprop/ holds copies of the demo's pages: same frames, same numbers as a fresh run."""
+    committed = Page((pathlib.Path(__file__).resolve().parents[1] / "docs" / "backprop" / f"{name}_backprop.html")
+                     .read_text(encoding="utf-8"))
+    fresh = pages[name]
+    assert [f["attrs"]["data-label"] for f in committed.frames] == [f["attrs"]["data-label"] for f in fresh.frames]
+    assert [f["rows"] for f in committed.frames] == [f["rows"] for f in fresh.frames]
