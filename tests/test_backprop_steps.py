@@ -57,6 +57,7 @@ class Page(html.parser.HTMLParser):
         if tag in ("th", "td") and self._row is not None:
             self._cell = []
         self._in_counter = tag == "span" and a.get("id") == "counter"
+        self._in_rule = tag == "pre" and a.get("class") == "rule"
 
     def handle_endtag(self, tag):
         if tag in ("th", "td") and self._cell is not None:
@@ -67,12 +68,16 @@ class Page(html.parser.HTMLParser):
             self._row = None
         if tag == "span":
             self._in_counter = False
+        if tag == "pre":
+            self._in_rule = False
 
     def handle_data(self, data):
         if self._cell is not None:
             self._cell.append(data)
         if self._in_counter:
             self.counter = data
+        if getattr(self, "_in_rule", False):
+            self.frames[-1]["rule"] = self.frames[-1].get("rule", "") + data
         if self.frames:
             self.frames[-1]["text"].append(data)
 
@@ -160,6 +165,8 @@ def test_neuron_values_are_the_chain_rule(pages):
     mul = next(f for f in frames if f["attrs"]["data-label"] == "MulBackward")
     to_w = [r["cells"][1] for r in mul["rows"]["io"] if r["attrs"].get("class") == "passed"]
     assert len(to_w) == 1                                      # x needs no gradient
+    assert mul["rule"].startswith("# tinygrad_like/ops.py: Mul.backward\n") and "grad * x" in mul["rule"]
+    assert "rule" not in frames[-1]                            # a leaf applies no rule
     np.testing.assert_allclose(numbers(to_w[0]), dz * x, rtol=1e-3)
     shown = {r["cells"][0]: r["cells"][1] for r in frames[-1]["rows"]["leaves"]}
     np.testing.assert_allclose(numbers(shown["w.grad"]), dz * x, rtol=1e-3)
@@ -329,4 +336,4 @@ def test_the_pages_in_docs_are_what_render_graphs_writes_today(pages, name):
                      .read_text(encoding="utf-8"))
     fresh = pages[name]
     assert [f["attrs"]["data-label"] for f in committed.frames] == [f["attrs"]["data-label"] for f in fresh.frames]
-    assert [f["rows"] for f in committed.frames] == [f["rows"] for f in fresh.frames]
+    assert [(f["rows"], f.get("rule")) for f in committed.frames] == [(f["rows"], f.get("rule")) for f in fresh.frames]

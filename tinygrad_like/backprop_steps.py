@@ -17,7 +17,9 @@ previous / next buttons, the left / right arrow keys and the "step k / n" counte
 from __future__ import annotations
 
 import html
+import inspect
 import pathlib
+import textwrap
 
 import numpy as np
 
@@ -25,16 +27,18 @@ from tinygrad_like.autograd import backprop, toposort
 from tinygrad_like.tensor import Tensor
 
 SMALL = 4  # tensors with at most this many elements are shown by value
+RULE_LINES = 14  # longer backward rules (fused ops) are cut, with a pointer to the rest
 
 
-def show(array) -> str:
-    """A gradient as text: its values when it has at most 4 elements, else its shape and norm."""
+def show(array, symbol: str = "g") -> str:
+    """A gradient (or, with another symbol, any tensor) as text: its values when it has at most 4
+    elements, else its shape and norm ‖g‖."""
     a = np.asarray(array, dtype=np.float64)
     if a.size <= SMALL:
         if a.ndim == 0:
             return f"{float(a):.4g}"
         return np.array2string(a, separator=", ", formatter={"float_kind": lambda v: f"{v:.4g}"}).replace("\n", "")
-    return f"shape {_shape(a.shape)}, ‖g‖ = {float(np.sqrt(np.sum(a * a))):.4g}"
+    return f"shape {_shape(a.shape)}, ‖{symbol}‖ = {float(np.sqrt(np.sum(a * a))):.4g}"
 
 
 def _shape(shape) -> str:
@@ -53,6 +57,19 @@ def _tensor_name(t: Tensor) -> str:
     if t.name:
         return t.name
     return f"leaf {_shape(t.shape)}" if t._ctx is None else f"the {type(t._ctx).__name__} output"
+
+
+def rule(ctx) -> str:
+    """The backward rule the engine applies for this op: the source of its `backward` method, as written."""
+    fn = type(ctx).backward
+    try:
+        lines = textwrap.dedent(inspect.getsource(fn)).rstrip().splitlines()
+    except (OSError, TypeError):
+        return ""
+    where = f"# {fn.__module__.replace('.', '/')}.py: {fn.__qualname__}"
+    if len(lines) > RULE_LINES:
+        lines = lines[:RULE_LINES] + [f"    ... ({len(lines) - RULE_LINES} more lines)"]
+    return "\n".join([where] + lines)
 
 
 def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | None = None) -> pathlib.Path:
@@ -85,7 +102,8 @@ def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | 
         waiting.pop(k, None)
         nodes[k] = dict(label=_label(node), name=_tensor_name(node), shape=node.shape, leaf=node._ctx is None)
         frame = dict(node=k, label=nodes[k]["label"], name=nodes[k]["name"], shape=node.shape,
-                     value=show(node.data), received=show(g.data), passed=[], leaf_changed=None)
+                     value=show(node.data, "x"), received=show(g.data), passed=[], leaf_changed=None,
+                     rule="" if node._ctx is None else rule(node._ctx))
         for parent, pg in passed:
             pk = key(parent)
             edges.append((k, pk))
@@ -166,6 +184,8 @@ td.v { font-family: Menlo, Consolas, monospace; }
 tr.changed td { background: #ffe08a; font-weight: bold; }
 h3 { font-size: 14px; margin: 10px 0 2px; }
 p { margin: 4px 0; }
+pre.rule { background: #f7f7f2; border: 1px solid #ddd; padding: 6px 8px; font-size: 12px; margin: 4px 0 8px;
+           overflow-x: auto; }
 g.node.done ellipse, g.node.done polygon { fill: #cfe8cf; }
 g.node.current ellipse, g.node.current polygon { fill: #ff9f43; stroke: #c0392b; stroke-width: 3px; }
 g.node.target ellipse, g.node.target polygon { stroke: #c0392b; stroke-width: 2px; stroke-dasharray: 4 2; }
@@ -252,7 +272,10 @@ def _page(title: str, frames: list, svg: str | None, initial: dict, nodes: dict)
             parts.append(f"<tr class=\"passed\" data-to=\"{p['to']}\"><th>passes to {step_of[p['to']]}. "
                          f"{e(nodes[p['to']]['label'])}, dL/d({e(p['name'])}) "
                          f"{_shape(p['shape'])}</th><td class=\"v\">{e(p['grad'])}</td></tr>\n")
-        parts.append("</table>\n<h3>The leaves' .grad</h3>\n<table class=\"leaves\">\n")
+        parts.append("</table>\n")
+        if f["rule"]:
+            parts.append(f"<h3>The rule it applies</h3>\n<pre class=\"rule\">{e(f['rule'])}</pre>\n")
+        parts.append("<h3>The leaves' .grad</h3>\n<table class=\"leaves\">\n")
         for lk, name, value in f["leaves"]:
             changed = " class=\"changed\"" if lk == f["leaf_changed"] else ""
             before = "" if not changed else f" (was {e('None' if initial[lk] is None else show(initial[lk]))})"
