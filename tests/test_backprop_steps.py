@@ -337,3 +337,23 @@ def test_the_pages_in_docs_are_what_render_graphs_writes_today(pages, name):
     fresh = pages[name]
     assert [f["attrs"]["data-label"] for f in committed.frames] == [f["attrs"]["data-label"] for f in fresh.frames]
     assert [(f["rows"], f.get("rule")) for f in committed.frames] == [(f["rows"], f.get("rule")) for f in fresh.frames]
+
+
+def test_a_tensor_used_twice_gets_two_rows_and_their_sum(tmp_path):
+    """x * x: MulBackward passes g·x to x twice; the leaf then receives 2x, as d(x²)/dx says."""
+    x = Tensor([3.0, -1.0], requires_grad=True, name="x")
+    page = Page(backprop_steps((x * x).sum(), tmp_path / "square.html").read_text(encoding="utf-8"))
+    assert [f["attrs"]["data-label"] for f in page.frames] == ["SumBackward", "MulBackward", "AccumulateGrad x"]
+    passed = [r["cells"][1] for r in page.frames[1]["rows"]["io"] if r["attrs"].get("class") == "passed"]
+    assert passed == ["[3, -1]", "[3, -1]"]
+    waiting = page.frames[1]["rows"]["waiting"][0]["cells"]
+    assert waiting[1:] == ["[6, -2]", "2 uses"]
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, -2.0])
+
+
+def test_without_graphviz_the_page_still_steps(tmp_path, monkeypatch):
+    monkeypatch.setattr("tinygrad_like.render.backend", lambda: "none")
+    text = backprop_steps(neuron(), tmp_path / "plain.html").read_text(encoding="utf-8")
+    page = Page(text)
+    assert "<svg" not in text and "No Graphviz renderer" in text
+    assert len(page.frames) == 6 and page.counter == "step 1 / 6"
