@@ -28,46 +28,56 @@ def fmt(values) -> str:
     return "(" + ", ".join(f"{v:.3f}" for v in np.ravel(values)) + ")"
 
 
+def forward() -> dict:
+    """The five steps on the chapter's numbers, as named Tensor ops; returns every intermediate by name."""
+    x = Tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], name="x")                  # (T=3, d=2), one row per token
+    W_Q = Tensor([[1.0, 0.0], [1.0, 1.0]], requires_grad=True, name="W_Q")       # (d, d)
+    W_K = Tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True, name="W_K")       # the identity
+    W_V = Tensor([[1.0, 0.0], [0.0, 2.0]], requires_grad=True, name="W_V")
+    with scope("project"):                           # rows times matrices: q = x W_Q, ...
+        q = named(x @ W_Q, "q")                       # (3, 2)
+        k = named(x @ W_K, "k")                       # (3, 2)
+        v = named(x @ W_V, "v")                       # (3, 2)
+    with scope("score"):
+        scores = named(q @ k.T, "scores")             # (3, 3): row i = token i's query against every key
+    with scope("scale"):
+        scaled = named(scores / math.sqrt(2), "scaled")  # (3, 3), divided by sqrt(d) = 1.414
+    with scope("softmax"):                            # written out: exp, then divide by the row sum
+        e = named(scaled.exp(), "exp")                # (3, 3)
+        total = named(e.sum(axis=-1, keepdim=True), "sum")  # (3, 1)
+        weights = named(e / total, "weights")         # (3, 3), every row sums to 1
+    with scope("mix"):
+        mixed = named(weights @ v, "out")             # (3, 2): each row a weighted mix of the values
+    y = named(mixed[2], "token 3 out")                # (2,)
+    return dict(x=x, W_Q=W_Q, W_K=W_K, W_V=W_V, q=q, k=k, v=v, scores=scores, scaled=scaled, e=e, total=total,
+                weights=weights, mixed=mixed, y=y)
+
+
+def token3_loss() -> Tensor:
+    """The scalar the demo differentiates: the sum of token 3's output, through all five steps."""
+    return named(forward()["y"].sum(), "loss")
+
+
 def main(argv=None) -> dict:
     args = _common.parser("attention_by_hand", __doc__.splitlines()[0]).parse_args(argv)
     out = _common.out_dir(args.out)
     r = {}
 
     # ---------------------------------------------------------------- the chapter's numbers
-    x = Tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], name="x")                  # (T=3, d=2), one row per token
-    W_Q = Tensor([[1.0, 0.0], [1.0, 1.0]], requires_grad=True, name="W_Q")       # (d, d)
-    W_K = Tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True, name="W_K")       # the identity
-    W_V = Tensor([[1.0, 0.0], [0.0, 2.0]], requires_grad=True, name="W_V")
+    f = forward()
+    x, W_Q, W_K, W_V, q, k, v = (f[name] for name in ("x", "W_Q", "W_K", "W_V", "q", "k", "v"))
+    scores, scaled, e, total, weights, mixed, y = (f[name] for name in
+                                                   ("scores", "scaled", "e", "total", "weights", "mixed", "y"))
     print("Embeddings (one row per token):", ", ".join(f"{w} {fmt(row)}" for w, row in zip(TOKENS, x.numpy())))
-
-    with scope("project"):                           # rows times matrices: q = x W_Q, ...
-        q = named(x @ W_Q, "q")                       # (3, 2)
-        k = named(x @ W_K, "k")                       # (3, 2)
-        v = named(x @ W_V, "v")                       # (3, 2)
     print("\n1. Project")
     for label, t in (("queries", q), ("keys", k), ("values", v)):
         print(f"   {label:8s}", ", ".join(fmt(row) for row in t.numpy()))
     r.update(q=q.numpy().copy(), k=k.numpy().copy(), v=v.numpy().copy())
-
-    with scope("score"):
-        scores = named(q @ k.T, "scores")             # (3, 3): row i = token i's query against every key
     print("\n2. Score token 3 ('it') against every key: q3 . k1, q3 . k2, q3 . k3 =",
           ", ".join(f"{s:g}" for s in scores.numpy()[2]))
-
-    with scope("scale"):
-        scaled = named(scores / math.sqrt(2), "scaled")  # (3, 3), divided by sqrt(d) = 1.414
     print("3. Scale by sqrt(2) = 1.414:", fmt(scaled.numpy()[2]).strip("()"))
-
-    with scope("softmax"):                            # written out: exp, then divide by the row sum
-        e = named(scaled.exp(), "exp")                # (3, 3)
-        total = named(e.sum(axis=-1, keepdim=True), "sum")  # (3, 1)
-        weights = named(e / total, "weights")         # (3, 3), every row sums to 1
     print("4. Softmax: e^s =", fmt(e.numpy()[2]).strip("()"), f"; the sum is {total.numpy()[2, 0]:.3f}",
           "; the weights are", fmt(weights.numpy()[2]).strip("()"))
-
-    with scope("mix"):
-        mixed = named(weights @ v, "out")             # (3, 2): each row a weighted mix of the values
-    y = named(mixed[2], "token 3 out")                # (2,)
     print("5. Mix the values:", " + ".join(f"{w:.3f} x {fmt(val)}" for w, val in zip(weights.numpy()[2], v.numpy())),
           "=", fmt(y.numpy()))
     r.update(scores3=scores.numpy()[2].copy(), scaled3=scaled.numpy()[2].copy(), exp3=e.numpy()[2].copy(),

@@ -11,9 +11,14 @@ The graphs are drawn with the composed versions of softmax, layernorm, GELU and 
 library's `composed()` switch), so you see how they are built; `--fused` draws the single fused ops
 that training uses instead.
 
+Two pages step through a backward pass one node at a time, in the engine's own order (open them in
+a browser; previous / next or the arrow keys): neuron_backprop.html for the neuron and
+attention_backprop.html for the chapter's three-token attention example (demos/attention_by_hand.py).
+
 Run:  python demos/render_graphs.py [--out DIR] [--fused]        (default out/render_graphs/)
 Writes NAME_forward.svg and NAME_backward.svg for neuron, mlp, softmax, attention_head and block,
-and grad_of_tanh.svg; prints each file with its node count.
+grad_of_tanh.svg, neuron_backprop.html and attention_backprop.html; prints each file with its node
+(or step) count.
 """
 from __future__ import annotations
 
@@ -23,8 +28,9 @@ import numpy as np
 
 import _common
 from _common import named
+import attention_by_hand
 import nn
-from tinygrad_like import Tensor, composed, draw_graph, grad
+from tinygrad_like import Tensor, backprop_steps, composed, draw_graph, grad
 
 
 # ---------------------------------------------------------------- the models
@@ -139,6 +145,16 @@ def gallery(args) -> dict:
     print("grad_of_tanh (a gradient built with create_graph=True, drawn as a forward graph):")
     g = draw_graph(grad_of_tanh(), show_values=True)
     files["grad_of_tanh"] = {"path": _common.save_graph(g, out / "grad_of_tanh.svg"), "nodes": _common.count_nodes(g)}
+
+    print("stepping through backprop (open the pages in a browser):")
+    pages = [("neuron_backprop", named(neuron(), "out"), "One neuron, out = tanh(w·x + b): backprop step by step"),
+             ("attention_backprop", attention_by_hand.token3_loss(),
+              "Attention by hand (fund pays it, d = 2): backprop of the sum of token 3's output, step by step")]
+    for name, loss, title in pages:
+        path = backprop_steps(loss, out / f"{name}.html", title=title)   # runs loss.backward() itself
+        steps = path.read_text(encoding="utf-8").count('<section class="frame"')
+        print(f"  wrote {path}  ({steps} steps)")
+        files[name] = {"path": path, "steps": steps}
     return files
 
 

@@ -183,8 +183,8 @@ def kv_cache_bytes(config: GPTConfig, n_tokens: int, bytes_per_number: int = 2, 
         2 (keys and values) * n_layer * n_tokens * kv_heads * head_dim * bytes_per_number * batch
 
     Without grouping kv_heads * head_dim = n_embd; grouped-query attention
-    divides the cache by n_head / n_kv_head. 32 blocks, d = 4,096, 8,192 tokens,
-    2-byte numbers: 4,294,967,296 bytes, about 4.3 GB per conversation.
+    divides the cache by n_head / n_kv_head. The chapter's case (n_layer 32, n_embd 4,096,
+    8,192 tokens, 2-byte numbers) is 4,294,967,296 bytes, about 4.3 GB per conversation.
     """
     for name, value in (("n_tokens", n_tokens), ("bytes_per_number", bytes_per_number), ("batch", batch)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

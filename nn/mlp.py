@@ -1,7 +1,8 @@
 """`MLP`: the feed-forward half of a transformer block, applied to each token on its own.
 
-Widen to `hidden`, apply a nonlinearity, narrow back: c_proj(act(c_fc(x))). Attention moves
-information between tokens; the MLP transforms it within each token.
+c_proj(act(c_fc(x))): up to `hidden` features, a nonlinearity, down again. Attention is where
+tokens exchange information; the MLP then works on each token's vector by itself (chapter
+000_0c2f6b44173e4dca.txt, "The feed-forward network").
 """
 from __future__ import annotations
 

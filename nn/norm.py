@@ -1,7 +1,7 @@
 """Normalisation layers: `LayerNorm` (GPT-2) and `RMSNorm` (Llama and most recent models).
 
 Both rescale each token's vector (the last axis) to a fixed size, then apply a learned per-feature
-scale, so every sub-layer of a block sees well-scaled inputs however large the residual stream grows.
+scale: a sub-layer's input keeps the same size however much the residual stream has grown.
 """
 from __future__ import annotations
 

@@ -180,3 +180,13 @@ def test_why_sqrt_d_spread_grows_like_sqrt_d(tmp_path):
     assert big["grad_norm_raw"] < 0.05 * big["grad_norm_scaled"]
     image = matplotlib.image.imread(result["files"]["plot"])
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+
+@pytest.mark.parametrize("name, steps", [("neuron_backprop", 6), ("attention_backprop", 15)])
+def test_gallery_writes_the_backprop_pages(gallery, name, steps):
+    """One frame per node of the walk. Neuron: tanh, add, sum, mul, and the leaves w and b (x needs no
+    gradient). Attention: sum, index, the mix matmul, divide by the row sum, row sum, exp, divide by
+    √2, the score matmul, the transpose of k, the three projection matmuls, and W_Q, W_K, W_V."""
+    entry = gallery[name]
+    assert entry["path"].suffix == ".html" and entry["steps"] == steps
+    assert entry["path"].read_text(encoding="utf-8").count('<section class="frame"') == steps

@@ -35,11 +35,14 @@ def toposort(roots) -> list:
     return order
 
 
-def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None) -> dict:
+def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, on_step=None) -> dict:
     """Propagate `root_grads` from `roots` to the leaves.
 
     Returns {id(tensor): gradient} for `inputs` when given (the `grad()` function); otherwise
     accumulates into the `.grad` of every leaf that requires grad (the `backward()` method).
+    `on_step(node, g, passed)`, when given, is called once per node the walk processes, in the walk's
+    order: g is the gradient the node received (summed over its uses), `passed` the [(parent, gradient)]
+    it handed on (empty for a leaf, whose `.grad` is already updated). `backprop_steps` draws from it.
     """
     order = toposort(roots)
     wanted = None if inputs is None else {id(t) for t in inputs}
@@ -67,10 +70,13 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     handed_out.add(id(g))
                 elif wanted is None:
                     node.grad = node.grad + g
+                if on_step is not None:
+                    on_step(node, g, [])
                 continue
             parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
             if not isinstance(parent_grads, tuple):
                 parent_grads = (parent_grads,)
+            passed = []
             for p, pg in zip(ctx.parents, parent_grads):
                 if pg is None or not p.requires_grad:
                     continue
@@ -78,12 +84,15 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     check_finite(ctx, pg.data, "backward gradient")
                 if pg.data.dtype != p.data.dtype:
                     pg = pg.cast(p.dtype)
+                passed.append((p, pg))
                 if id(p) not in grads:
                     grads[id(p)] = pg
                 elif create_graph:
                     grads[id(p)] = grads[id(p)] + pg
                 else:  # plain arrays: the sum needs no graph, so skip the Tensor op
                     grads[id(p)] = type(pg)._make(grads[id(p)].data + pg.data, None)
+            if on_step is not None:
+                on_step(node, g, passed)
             if not retain_graph:
                 ctx.free()
     return found

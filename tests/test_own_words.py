@@ -1,0 +1,79 @@
+"""Our documents say things in our own words: no run of 8 or more words from a chapter appears in them.
+
+The chapters are the seed texts in shared/seeds/ beside the repository (as in CI) or beside the folder
+that holds it (a git worktree). The check
+covers docs/*.md, README.md and every docstring of every .py file. Words are compared in lower case,
+with punctuation, symbols, bare numbers and line breaks ignored, so a quote reflowed or set in a block
+quote is still found. The docs point to a chapter by its file name and section heading instead of quoting it.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = next((p / "shared" / "seeds" for p in ROOT.parents[:2] if (p / "shared" / "seeds").is_dir()),
+             ROOT.parent / "shared" / "seeds")
+RUN = 8
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, lower case: runs of letters and digits holding at least one letter (numbers
+    alone are facts we keep, such as the worked example's 0.284, not wording)."""
+    return re.findall(r"\w*[^\W\d_]\w*", text.lower())
+
+
+def runs(text: str) -> set[tuple[str, ...]]:
+    """Every run of RUN consecutive words, within one line of a chapter (a paragraph or list item)."""
+    found = set()
+    for line in text.splitlines():
+        w = words(line)
+        found.update(tuple(w[i:i + RUN]) for i in range(len(w) - RUN + 1))
+    return found
+
+
+def docstrings(path: Path) -> list[tuple[str, str]]:
+    """(where, text) for the module's docstring and every class's and function's."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return [(getattr(n, "name", "module docstring"), doc) for n in nodes if (doc := ast.get_docstring(n))]
+
+
+def our_files() -> list[Path]:
+    files = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    return files + [p for p in sorted(ROOT.rglob("*.py")) if not {".venv", "out", "build"} & set(p.relative_to(ROOT).parts)]
+
+
+def shared_runs(text: str, chapter_runs: set) -> list[str]:
+    w = words(text)
+    return sorted({" ".join(w[i:i + RUN]) for i in range(len(w) - RUN + 1) if tuple(w[i:i + RUN]) in chapter_runs})
+
+
+@pytest.fixture(scope="module")
+def chapter_runs() -> set:
+    if not SEEDS.is_dir():
+        pytest.skip(f"the chapters are not beside the repository ({SEEDS} is missing)")
+    found = set()
+    for seed in sorted(SEEDS.glob("*.txt")):
+        found |= runs(seed.read_text(encoding="utf-8"))
+    assert found, f"no text in {SEEDS}"
+    return found
+
+
+def test_the_check_finds_a_quote(chapter_runs):
+    """The detector itself: a chapter line, reflowed into a block quote, is found."""
+    seed = sorted(SEEDS.glob("*.txt"))[0]
+    line = max(seed.read_text(encoding="utf-8").splitlines(), key=len)
+    quoted = "> " + "\n> ".join(line[i:i + 60] for i in range(0, len(line), 60))
+    assert shared_runs(quoted, chapter_runs)
+    assert not shared_runs("A transformer stacks blocks; each mixes tokens, then transforms each one.", chapter_runs)
+
+
+@pytest.mark.parametrize("path", our_files(), ids=[str(p.relative_to(ROOT)) for p in our_files()])
+def test_no_chapter_sentence_is_copied(chapter_runs, path):
+    texts = docstrings(path) if path.suffix == ".py" else [("text", path.read_text(encoding="utf-8"))]
+    copied = {where: found for where, text in texts if (found := shared_runs(text, chapter_runs))}
+    assert not copied, f"{path.relative_to(ROOT)} repeats a chapter word for word (say it in our own words): {copied}"
