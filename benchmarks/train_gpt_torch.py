@@ -50,8 +50,11 @@ def main(argv=None):
     parser.add_argument("--compare", metavar="DIR", help="a train_gpt.py output folder to print next to ours")
     args = parser.parse_args(argv)
     if args.resume:
-        raise SystemExit("train_gpt_torch.py: --resume is not supported")
-    settings, _, _ = train_gpt.resolve_settings(args)
+        parser.error("--resume is not supported")
+    try:
+        settings, _, _ = train_gpt.resolve_settings(args)
+    except train_gpt.UsageError as e:
+        parser.error(str(e))
     unsupported = {k: settings[k] for k, v in dict(n_kv_head=None, norm="layernorm", mlp="gelu", mlp_hidden=None,
                                                     pos="learned", prenorm=True, n_expert=0, bias=True,
                                                     tie_weights=True, dtype="float32").items()

@@ -8,6 +8,7 @@ installed with `pip install -e .`.
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
 import pathlib
 import re
@@ -23,11 +24,48 @@ matplotlib.use("Agg")  # draw into files only: works on servers and in CI, never
 import matplotlib.pyplot as plt  # noqa: E402,F401  (re-exported for the demos)
 
 
-def parser(name: str, description: str) -> argparse.ArgumentParser:
+class UsageError(Exception):
+    """A mistake on the command line found after parsing (a missing file, flags that do not fit
+    together); main() reports it through ArgumentParser.error, like argparse's own mistakes."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, except that a mistake is one line on stderr and exit status 2: the usage
+    block of a demo with thirty flags would bury the one line that matters (--help still shows it)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Ends each option's help with its default, once: "(default: 64)", also for options without a
+    help text. Nothing is added when the help already names its default, when the default is None
+    (the help says what None means) and for switches (--fused), whose default is their absence."""
+
+    def _format_action(self, action):
+        if action.option_strings and action.nargs != 0 and action.default not in (None, argparse.SUPPRESS) \
+                and "default" not in (action.help or "").lower():
+            shown = _shown(action.default).replace("%", "%%")  # help text is %-formatted by argparse
+            action = copy.copy(action)
+            action.help = f"{action.help} (default: {shown})" if action.help else f"(default: {shown})"
+        return super()._format_action(action)
+
+
+def _shown(default) -> str:
+    """A default as the user would type it: lists space-separated, odd strings quoted."""
+    if isinstance(default, (list, tuple)):
+        return " ".join(map(str, default))
+    if isinstance(default, str) and (not default or not default.isprintable() or " " in default):
+        return repr(default)
+    return str(default)
+
+
+def parser(name: str, description: str, out: bool = True) -> ArgumentParser:
     """An argument parser with the `--out` option every demo has (default out/NAME/)."""
-    p = argparse.ArgumentParser(prog=f"python demos/{name}.py", description=description,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default=f"out/{name}", help="folder for the pictures (created if missing)")
+    p = ArgumentParser(prog=f"python demos/{name}.py", description=description, formatter_class=HelpFormatter)
+    if out:
+        p.add_argument("--out", metavar="DIR", default=f"out/{name}",
+                       help="folder for the pictures (created if missing)")
     return p
 
 
