@@ -39,6 +39,7 @@ def main(argv=None):
         return None
     t_start = time.perf_counter()
     import numpy as np
+
     import train_gpt
     from data import build_tokenizer, encode, get_batch, load_text, split_text
     from models.gpt import GPT, GPTConfig

@@ -145,13 +145,16 @@ def build_parser():
     t.add_argument("--min-lr", type=float, metavar="LR", help="final learning rate (default: lr / 10)")
     t.add_argument("--warmup", type=int, metavar="N",
                    help="linear warmup steps, fewer than --steps (default: steps / 20, at most steps - 1)")
-    t.add_argument("--weight-decay", type=float, metavar="W", help=f"AdamW decay of matrices {_default('weight_decay')}")
+    t.add_argument("--weight-decay", type=float, metavar="W",
+                   help=f"AdamW decay of matrices {_default('weight_decay')}")
     t.add_argument("--grad-clip", type=float, metavar="NORM",
                    help=f"max global gradient norm, 0: off {_default('grad_clip')}")
     t.add_argument("--eval-interval", type=int, metavar="N",
                    help=f"steps between loss measurements {_from_preset('eval_interval')}")
-    t.add_argument("--eval-iters", type=int, metavar="N", help=f"batches per loss measurement {_from_preset('eval_iters')}")
-    t.add_argument("--ckpt-interval", type=int, metavar="N", help="steps between checkpoints (default: --eval-interval)")
+    t.add_argument("--eval-iters", type=int, metavar="N",
+                   help=f"batches per loss measurement {_from_preset('eval_iters')}")
+    t.add_argument("--ckpt-interval", type=int, metavar="N",
+                   help="steps between checkpoints (default: --eval-interval)")
     t.add_argument("--log-interval", type=int, metavar="N",
                    help="steps between log lines when not on a terminal (default: eval interval / 4)")
     t.add_argument("--seed", type=int, help=f"seeds the init and the batches {_default('seed')}")
@@ -532,9 +535,9 @@ def check_long_enough(n_train: int, n_val: int, block_size: int, at_most: bool =
     for name, n in (("training split (the first 90% of the text)", n_train),
                     ("validation split (the last 10% of the text)", n_val)):
         if n < block_size + 1:
-            raise UsageError(f"--block-size {block_size} is too long for the text: a window needs "
-                             f"{block_size + 1} tokens and the {name} has {'at most ' if at_most else ''}{n:,}; use a smaller "
-                             f"--block-size or a longer --text")
+            has = f"at most {n:,}" if at_most else f"{n:,}"
+            raise UsageError(f"--block-size {block_size} is too long for the text: a window needs {block_size + 1} "
+                             f"tokens and the {name} has {has}; use a smaller --block-size or a longer --text")
 
 
 def write_results(model, tokenizer, splits, history, baseline, settings, info, out) -> dict:

@@ -28,8 +28,8 @@ import sample  # noqa: E402
 import train_gpt  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
-TINY = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
-        "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
+TINY = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+        "--block-size", "16", "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
 SUMMARY_KEYS = ("config", "num_params", "steps", "train_loss", "val_loss", "unigram_val_loss",
                 "tokens_per_sec", "wall_time_s", "checkpoint")
 
@@ -358,7 +358,7 @@ def help_entries(text: str) -> dict[str, str]:
 def test_help_shows_each_default_once():
     entries = help_entries(train_gpt.build_parser().format_help())
     assert "None" not in " ".join(entries.values())
-    for option, text in entries.items():
+    for text in entries.values():
         assert text.count("default") <= 1, text
     for option, expected in [("--vocab-size", "(default: 1024)"), ("--seed", "(default: 1337)"),
                              ("--n-embd", "(default from --preset: tiny 32, small 128, medium 192)"),
