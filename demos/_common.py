@@ -60,6 +60,24 @@ def _shown(default) -> str:
     return str(default)
 
 
+def positive(text: str) -> int:
+    """argparse type of counts and sizes: an integer >= 1 (0 steps or 0 heads fail later, less clearly)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def check_heads(p: argparse.ArgumentParser, n_embd: int, n_head: int, embd_flag: str = "--n-embd",
+                head_flag: str = "--n-head"):
+    """p.error unless the heads split the width evenly (each head gets n_embd / n_head dimensions)."""
+    if n_embd % n_head:
+        p.error(f"{head_flag} ({n_head}) must divide {embd_flag} ({n_embd}): each head gets n_embd / n_head dimensions")
+
+
 def parser(name: str, description: str, out: bool = True) -> ArgumentParser:
     """An argument parser with the `--out` option every demo has (default out/NAME/)."""
     p = ArgumentParser(prog=f"python demos/{name}.py", description=description, formatter_class=HelpFormatter)

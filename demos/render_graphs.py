@@ -22,10 +22,9 @@ import math
 import numpy as np
 
 import _common
-from _common import named
 import nn
+from _common import named
 from tinygrad_like import Tensor, composed, draw_graph, grad
-
 
 # ---------------------------------------------------------------- the models
 

@@ -48,3 +48,22 @@ def test_an_unknown_flag_is_one_line_and_status_2(name, capsys):
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.startswith(f"python demos/{name}.py: error: ") and err.count("\n") == 1, err
     assert "--no-such-flag" in err or "required: checkpoint" in err  # sample.py first misses its checkpoint
+
+
+@pytest.mark.parametrize("name, flags, message", [
+    ("sort", ["--steps", "0"], "argument --steps: must be >= 1, got 0"),
+    ("sort", ["--length", "six"], "argument --length: expected an integer >= 1, got 'six'"),
+    ("sort", ["--n-head", "3"], "--n-head (3) must divide --n-embd (64)"),
+    ("add", ["--n-head", "5"], "--n-head (5) must divide --n-embd (64)"),
+    ("kv_cache", ["--contexts", "16", "0"], "argument --contexts: must be >= 1, got 0"),
+    ("kv_cache", ["--n-head", "3"], "--n-head (3) must divide --n-embd (128)"),
+    ("moe_router", ["--top-k", "9"], "--top-k (9) must not exceed --n-expert (8)"),
+    ("moe_router", ["--n-embd", "30"], "--n-embd (30) must be a multiple of 4"),
+    ("why_sqrt_d", ["--sizes", "16", "0"], "argument --sizes: must be >= 1, got 0"),
+])
+def test_settings_that_cannot_work_fail_before_the_demo_runs(name, flags, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(name).main([*flags, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(f"python demos/{name}.py: error: ") and err.count("\n") == 1, err
+    assert message in err and not (tmp_path / "out").exists()
