@@ -1,5 +1,6 @@
-"""What every small demo shares: its `--out` folder, saving figures (matplotlib, Agg backend) and
-graphs (draw_graph(...).render_to), and printing where each file went.
+"""What every demo shares: its command line (each option's default shown once in --help, a mistake
+reported in one line with exit status 2), its `--out` folder, saving figures (matplotlib, Agg
+backend) and graphs (draw_graph(...).render_to), and printing where each file went.
 
 A demo runs as `python demos/NAME.py [--out DIR]`; Python then puts demos/ (not the repository root)
 on sys.path, so importing this module first also makes the library importable when it has not been
