@@ -69,10 +69,18 @@ def randint(cls, *args, size=None, dtype=np.int64) -> Tensor:
 
 
 def linspace(cls, start, end, steps: int, dtype=np.float32, requires_grad=False) -> Tensor:
-    """`steps` evenly spaced values from start to end, both included (computed in float64, then cast)."""
+    """`steps` evenly spaced values from start to end, both included. Computed as PyTorch does, in
+    the output dtype: the first half counts up from start, the second half down from end, so both
+    ends are exact and float32 values match PyTorch's bit for bit."""
     if steps < 0:
         raise ValueError(f"linspace: steps must be >= 0, got {steps}")
-    return cls(np.linspace(start, end, steps, dtype=np.float64).astype(dtype), requires_grad=requires_grad)
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or steps < 2:
+        return cls(np.linspace(start, end, steps).astype(dtype), requires_grad=requires_grad)
+    start, end = dtype.type(start), dtype.type(end)
+    step, i = (end - start) / dtype.type(steps - 1), np.arange(steps, dtype=dtype)
+    values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+    return cls(values.astype(dtype), requires_grad=requires_grad)
 
 
 def eye(cls, n: int, m: int | None = None, dtype=np.float32, requires_grad=False) -> Tensor:
