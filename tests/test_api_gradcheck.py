@@ -125,7 +125,8 @@ case("roll", [(3, 4)], lambda x: x.roll(1, 1), lambda x: np.roll(x, 1, 1))
 case("roll", [(3, 4)], lambda x: x.roll((-1, 5), (0, 1)), lambda x: np.roll(x, (-1, 5), (0, 1)), label="two")
 case("roll", [(3, 4)], lambda x: x.roll(2), lambda x: np.roll(x, 2), label="flat")
 case("pad", [(2, 3)], lambda x: x.pad((1, 2)), lambda x: np.pad(x, ((0, 0), (1, 2))))
-case("pad", [(2, 3)], lambda x: x.pad((0, 1, 2, 0), value=-1.5), lambda x: np.pad(x, ((2, 0), (0, 1)), constant_values=-1.5),
+case("pad", [(2, 3)], lambda x: x.pad((0, 1, 2, 0), value=-1.5),
+     lambda x: np.pad(x, ((2, 0), (0, 1)), constant_values=-1.5),
      label="two-dims")
 case("pad", [(2, 3)], lambda x: x.pad((-1, 1)), lambda x: np.pad(x[:, 1:], ((0, 0), (0, 1))), label="crop")
 case("clone", [(2, 3)], lambda x: x.clone(), lambda x: x.copy())
@@ -137,7 +138,8 @@ case("scatter_add", [(2, 4), (2, 3)], lambda x, s: x.scatter_add(1, IDX, s), lam
 case("scatter_add", [(2, 4), (3, 3)], lambda x, s: x.scatter_add(1, IDX, s) ** 2,
      lambda x, s: np_scatter_add(x, 1, IDX, s[:2]) ** 2, label="larger-src")
 case("scatter", [(2, 4), (2, 3)], lambda x, s: x.scatter(1, IDX, s), lambda x, s: np_scatter(x, 1, IDX, s))
-case("scatter", [(2, 4)], lambda x: x.scatter(1, IDX, value=0.5), lambda x: np_scatter(x, 1, IDX, np.full(IDX.shape, 0.5)),
+case("scatter", [(2, 4)], lambda x: x.scatter(1, IDX, value=0.5),
+     lambda x: np_scatter(x, 1, IDX, np.full(IDX.shape, 0.5)),
      label="value")
 case("index_select", [(4, 3)], lambda x: x.index_select(0, [3, 0, 3]), lambda x: x[[3, 0, 3]])
 case("index_select", [(2, 4)], lambda x: x.index_select(-1, Tensor([1, 1])), lambda x: x[:, [1, 1]], label="last")

@@ -15,17 +15,20 @@ from tinygrad_like.tensor import Tensor, _shape_args
 
 def zeros_like(self, dtype=None, requires_grad=False) -> Tensor:
     """Zeros of self's shape, and of self's dtype unless `dtype` is given."""
-    return Tensor(np.zeros(self.shape, dtype=self.dtype if dtype is None else dtype), requires_grad=requires_grad)
+    dtype = self.dtype if dtype is None else dtype
+    return Tensor(np.zeros(self.shape, dtype=dtype), requires_grad=requires_grad)
 
 
 def ones_like(self, dtype=None, requires_grad=False) -> Tensor:
     """Ones of self's shape, and of self's dtype unless `dtype` is given."""
-    return Tensor(np.ones(self.shape, dtype=self.dtype if dtype is None else dtype), requires_grad=requires_grad)
+    dtype = self.dtype if dtype is None else dtype
+    return Tensor(np.ones(self.shape, dtype=dtype), requires_grad=requires_grad)
 
 
 def full_like(self, fill_value, dtype=None, requires_grad=False) -> Tensor:
     """`fill_value` everywhere, in self's shape and dtype (unless `dtype` is given)."""
-    return Tensor(np.full(self.shape, fill_value, dtype=self.dtype if dtype is None else dtype), requires_grad=requires_grad)
+    dtype = self.dtype if dtype is None else dtype
+    return Tensor(np.full(self.shape, fill_value, dtype=dtype), requires_grad=requires_grad)
 
 
 def randn_like(self, dtype=None, requires_grad=False) -> Tensor:
