@@ -79,9 +79,9 @@ def scatter(self, dim: int, index, src=None, value=None) -> Tensor:
     written[where] = True
     if (src is None) == (value is None):
         raise TypeError("scatter: pass exactly one of src (a tensor) and value (a number)")
-    if value is not None or not isinstance(src, Tensor):
+    if value is not None or np.ndim(src.data if isinstance(src, Tensor) else src) == 0:
         return Tensor(written).where(self._lift(value if value is not None else src), self)
-    src = _source(src, index, "scatter")
+    src = _source(src if isinstance(src, Tensor) else Tensor(src, dtype=self.dtype), index, "scatter")
     targets = np.ravel_multi_index(np.broadcast_arrays(*where), self.shape).reshape(-1)
     last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]
     is_last = np.zeros(targets.size, dtype=bool)
