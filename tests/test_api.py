@@ -471,3 +471,36 @@ def test_matches_live_pytorch_forward_and_backward():
         y.backward(Tensor(g))
         yt.backward(torch.tensor(g))
         np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- errors name the op and the shapes
+
+BAD_CALLS = [
+    (lambda x: x.cumsum(2), ValueError, r"cumsum: dim 2 is out of range for a tensor of shape \(2, 3\)"),
+    (lambda x: x.cumprod(-3), ValueError, r"cumprod: dim -3 .*\(2, 3\)"),
+    (lambda x: x.split(0), ValueError, "split: split_size must be positive"),
+    (lambda x: x.chunk(2, dim=5), ValueError, r"chunk: dim 5 .*\(2, 3\)"),
+    (lambda x: x.roll((1, 2), 0), ValueError, "roll: 2 shifts for 1 dims"),
+    (lambda x: x.pad((1, 1, 1, 1, 1, 1)), ValueError, r"pad: .*\(2, 3\)"),
+    (lambda x: x.pad((-2, -2)), ValueError, r"pad: cropping .*\(2, 3\)"),
+    (lambda x: x.flip(2), ValueError, r"flip: dim 2 .*\(2, 3\)"),
+    (lambda x: x.repeat_interleave([1, 2], dim=1), ValueError, r"repeat_interleave: need 3 counts .*\(2, 3\)"),
+    (lambda x: x.scatter_add(1, np.array([[0, 1]]), Tensor([[1.0]])), ValueError,
+     r"scatter_add: src of shape \(1, 1\) does not cover index of shape \(1, 2\)"),
+    (lambda x: x.gather(1, np.array([[0.5]])), TypeError, "gather: index must hold integers"),
+    (lambda x: x.masked_select(np.array([True, False])), ValueError,
+     r"masked_select: mask \(2,\) does not broadcast with tensor \(2, 3\)"),
+    (lambda x: x.index_select(0, np.array([[0]])), ValueError, r"index_select: index must be 1-D, got shape \(1, 1\)"),
+    (lambda x: x.reshape(1, 2, 3).multinomial(1), ValueError, r"multinomial: .*\(1, 2, 3\)"),
+    (lambda x: x.sort(dim=2), ValueError, r"sort: dim 2 .*\(2, 3\)"),
+    (lambda x: x.var_mean(axis=3), ValueError, r"axis 3 is out of range for a tensor of shape \(2, 3\)"),
+    (lambda x: F.binary_cross_entropy_with_logits(x, x[0]), ValueError,
+     r"binary_cross_entropy_with_logits: input \(2, 3\) and target \(3,\)"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BAD_CALLS)))
+def test_bad_input_names_the_op_and_the_shapes(i):
+    call, error, message = BAD_CALLS[i]
+    with pytest.raises(error, match=message):
+        call(Tensor(np.abs(np.arange(6.0).reshape(2, 3)) + 1))
