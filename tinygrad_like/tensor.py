@@ -562,4 +562,7 @@ from tinygrad_like import creation, elementwise_math, movement, reductions, sele
 
 for _module in (creation, elementwise_math, reductions, movement, selection):
     for _name, _method in _module.METHODS.items():
+        if _name in Tensor.__dict__:  # one definition per name: a second one would silently replace the first
+            raise ImportError(f"Tensor.{_name} is defined in tensor.py and in {_module.__name__}")
         setattr(Tensor, _name, _method)
+del _module, _name, _method
