@@ -8,6 +8,8 @@ to the shape of the input that was broadcast.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tinygrad_like.function import Function
@@ -68,6 +70,32 @@ class Relu(Function):
 class Abs(Function):
     def forward(self, x): return np.abs(x)
     def backward(self, grad, out): return grad * self.parents[0].sign()
+
+
+class Sin(Function):
+    def forward(self, x): return np.sin(x)
+    def backward(self, grad, out): return grad * self.parents[0].cos()     # d sin = cos
+
+
+class Cos(Function):
+    def forward(self, x): return np.cos(x)
+    def backward(self, grad, out): return -grad * self.parents[0].sin()    # d cos = -sin
+
+
+class Log1p(Function):
+    """log(1 + x), exact for tiny x where 1 + x would round to 1."""
+    def forward(self, x): return np.log1p(x)
+    def backward(self, grad, out): return grad / (self.parents[0] + 1)    # d log(1+x) = 1/(1+x)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
+
+
+class Erf(Function):
+    def forward(self, x): return np.asarray(_erf(x), dtype=x.dtype if x.dtype.kind == "f" else np.float32)
+    def backward(self, grad, out):                                        # d erf = 2/√π e^(-x²)
+        x = self.parents[0]
+        return grad * (-(x * x)).exp() * (2 / math.sqrt(math.pi))
 
 
 class Cast(Function):
@@ -198,6 +226,13 @@ def _keepdim_shape(shape: tuple, axis) -> tuple:
     return tuple(1 if i in axis else n for i, n in enumerate(shape))
 
 
+class Cumsum(Function):
+    """Running sum along one axis: out[i] = x[0] + ... + x[i]."""
+    def forward(self, x, axis): self.axis = axis; return np.cumsum(x, axis=axis)
+    def backward(self, grad, out):                                        # x[i] reaches out[j] for all j >= i
+        return grad.flip(self.axis).cumsum(self.axis).flip(self.axis)
+
+
 # ---------------------------------------------------------------- movement ops
 
 class Reshape(Function):
@@ -213,6 +248,12 @@ class Permute(Function):
 class Expand(Function):
     def forward(self, x, shape): return np.broadcast_to(x, shape)
     def backward(self, grad, out): return unbroadcast(grad, self.parents[0].shape)
+
+
+class Clone(Function):
+    """A copy with its own memory; the gradient passes unchanged."""
+    def forward(self, x): return x.copy()
+    def backward(self, grad, out): return grad
 
 
 class Getitem(Function):

@@ -106,16 +106,6 @@ class Tensor:
             dtype = np.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else np.float32
         return cls(np.arange(start, stop, step, dtype=dtype), requires_grad=requires_grad)
 
-    @classmethod
-    def eye(cls, n: int, dtype=np.float32, requires_grad=False):
-        return cls(np.eye(n, dtype=dtype), requires_grad=requires_grad)
-
-    def zeros_like(self) -> "Tensor":
-        return Tensor(np.zeros_like(self.data))
-
-    def ones_like(self) -> "Tensor":
-        return Tensor(np.ones_like(self.data))
-
     # ------------------------------------------------------------ properties
     @property
     def shape(self) -> tuple: return self.data.shape
@@ -214,15 +204,6 @@ class Tensor:
     def maximum(self, other): return ops.Maximum.apply(self, self._lift(other))
     def minimum(self, other): return -((-self).maximum(-self._lift(other)))
 
-    def clip(self, low=None, high=None):
-        """Clamp into [low, high]; the gradient is 1 inside and 0 where clamped."""
-        out = self
-        if low is not None:
-            out = (out < low).where(self._lift(low), out)
-        if high is not None:
-            out = (out > high).where(self._lift(high), out)
-        return out
-
     def matmul(self, other):
         """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector."""
         other = self._lift(other)
@@ -269,9 +250,6 @@ class Tensor:
     def __and__(self, other): return self._compare(other, np.logical_and)
     def __or__(self, other): return self._compare(other, np.logical_or)
 
-    def any(self): return Tensor._make(np.any(self.data), None)
-    def all(self): return Tensor._make(np.all(self.data), None)
-
     # ------------------------------------------------------------ reduce ops
     def _axes(self, axis) -> tuple | None:
         if axis is None:
@@ -300,9 +278,6 @@ class Tensor:
 
     def std(self, axis=None, keepdim=False, correction=1):
         return self.var(axis, keepdim, correction).sqrt()
-
-    def argmax(self, axis=None):
-        return Tensor._make(np.argmax(self.data, axis=axis), None)
 
     # ------------------------------------------------------------ movement ops
     def reshape(self, *shape):
@@ -579,3 +554,15 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
                                "pass allow_unused=True to get None for it")
         result.append(g)
     return result
+
+
+# The API beyond the core lives in modules grouped by idea (creation, elementwise math, reductions,
+# movement, selection); each lists its functions in METHODS, and they become Tensor methods here.
+from tinygrad_like import creation, elementwise_math, movement, reductions, selection  # noqa: E402
+
+for _module in (creation, elementwise_math, reductions, movement, selection):
+    for _name, _method in _module.METHODS.items():
+        if _name in Tensor.__dict__:  # one definition per name: a second one would silently replace the first
+            raise ImportError(f"Tensor.{_name} is defined in tensor.py and in {_module.__name__}")
+        setattr(Tensor, _name, _method)
+del _module, _name, _method
