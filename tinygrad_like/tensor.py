@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from tinygrad_like import fused, ops
+from tinygrad_like import dtypes, fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
 from tinygrad_like.function import Function, current_scope, state
@@ -140,6 +140,40 @@ class Tensor:
 
     def __hash__(self): return id(self)
 
+    def __iter__(self):
+        """Over the first axis, as PyTorch: a (3, 4) tensor yields three (4,) tensors."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    # ------------------------------------------------------------ Python number protocols
+    def _one(self, what: str):
+        if self.data.size != 1:
+            raise TypeError(f"{what}: only one-element tensors can be converted to Python scalars, "
+                            f"got shape {self.shape}")
+        return self.data.item()
+
+    def __float__(self): return float(self._one("float()"))
+    def __int__(self): return int(self._one("int()"))
+
+    def __index__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"__index__: only integer tensors of a single element can be used as an index, "
+                            f"got dtype {self.dtype}")
+        return int(self._one("__index__"))
+
+    def __format__(self, spec: str):
+        """f"{loss:.3f}": a one-element tensor formats like its number; others only with an empty spec."""
+        if self.data.size == 1:
+            return format(self.data.item(), spec)
+        return object.__format__(self, spec)
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t) and np.array(t, dtype=...) give the numeric array (a copy only when needed
+        or asked: copy=True)."""
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return array.copy() if copy and array is self.data else array
+
     def __bool__(self):
         if self.data.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .any() or .all()")
@@ -171,8 +205,30 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=self.dtype), None)
         return Tensor(other)
 
+    def _pair(self, other) -> tuple:
+        """self and other as two Tensors of one dtype, by PyTorch's promotion (tinygrad_like/dtypes.py):
+        a Python number keeps a float tensor's dtype, an integer tensor meeting a float takes the float's."""
+        if isinstance(other, Tensor):
+            if other.data.dtype == self.data.dtype:   # the hot path: no promotion to work out
+                return self, other
+        elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        elif not isinstance(other, (int, float, np.generic)):
+            other = Tensor(other)
+        dtype = dtypes.result_type(self.data, other.data if isinstance(other, Tensor) else other)
+        if not isinstance(other, Tensor):
+            other = Tensor._make(np.asarray(other, dtype=dtype), None)
+        return self.cast(dtype), other.cast(dtype)
+
+    def _floats(self, other) -> tuple:
+        """_pair, then integer or bool operands as float32: true division of integers gives the default float."""
+        a, b = self._pair(other)
+        return (a, b) if a.data.dtype.kind == "f" else (a.cast(dtypes.DEFAULT_FLOAT), b.cast(dtypes.DEFAULT_FLOAT))
+
     # ------------------------------------------------------------ unary ops
     def __neg__(self): return ops.Neg.apply(self)
+    def __pos__(self): return self
+    def __abs__(self): return self.abs()
     def exp(self): return ops.Exp.apply(self)
     def log(self): return ops.Log.apply(self)
     def sqrt(self): return ops.Sqrt.apply(self)
@@ -195,24 +251,77 @@ class Tensor:
         return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
 
     # ------------------------------------------------------------ binary ops
-    def __add__(self, other): return ops.Add.apply(self, self._lift(other))
-    def __radd__(self, other): return ops.Add.apply(self._lift(other), self)
-    def __sub__(self, other): return ops.Sub.apply(self, self._lift(other))
-    def __rsub__(self, other): return ops.Sub.apply(self._lift(other), self)
-    def __mul__(self, other): return ops.Mul.apply(self, self._lift(other))
-    def __rmul__(self, other): return ops.Mul.apply(self._lift(other), self)
-    def __truediv__(self, other): return ops.Div.apply(self, self._lift(other))
-    def __rtruediv__(self, other): return ops.Div.apply(self._lift(other), self)
+    # operands are promoted by PyTorch's rules first (_pair); reflected ops swap the pair
+    def __add__(self, other): return ops.Add.apply(*self._pair(other))
+    def __radd__(self, other): return ops.Add.apply(*self._pair(other)[::-1])
+    def __sub__(self, other): return ops.Sub.apply(*self._pair(other))
+    def __rsub__(self, other): return ops.Sub.apply(*self._pair(other)[::-1])
+    def __mul__(self, other): return ops.Mul.apply(*self._pair(other))
+    def __rmul__(self, other): return ops.Mul.apply(*self._pair(other)[::-1])
+    def __truediv__(self, other): return ops.Div.apply(*self._floats(other))
+    def __rtruediv__(self, other): return ops.Div.apply(*self._floats(other)[::-1])
 
     def __pow__(self, other):
-        if isinstance(other, Tensor):
-            return ops.Pow.apply(self, other)
-        return ops.PowConst.apply(self, c=float(other))
+        if isinstance(other, Tensor) or not isinstance(other, (int, float, np.number)):
+            return ops.Pow.apply(*self._pair(other))
+        if self.dtype.kind == "f":
+            return ops.PowConst.apply(self, c=float(other))
+        if isinstance(other, (float, np.floating)):                 # int ** 0.5: float32, as in PyTorch
+            return ops.PowConst.apply(self.cast(dtypes.DEFAULT_FLOAT), c=float(other))
+        base = self if self.dtype != bool else self.cast(dtypes.INT64)   # bool ** 2 is int64
+        return ops.PowConst.apply(base, c=int(other))
 
-    def __rpow__(self, other): return ops.Pow.apply(self._lift(other), self)
+    def __rpow__(self, other): return ops.Pow.apply(*self._pair(other)[::-1])
 
-    def maximum(self, other): return ops.Maximum.apply(self, self._lift(other))
-    def minimum(self, other): return -((-self).maximum(-self._lift(other)))
+    def __floordiv__(self, other):
+        """⌊self / other⌋ (PyTorch's and Python's floor division, also for negative numbers). No gradient:
+        the derivative is 0 wherever it exists."""
+        a, b = self._pair(other)
+        if a.dtype.kind != "f" and not b.data.all():
+            raise ZeroDivisionError(f"floor_divide: integer division by zero (shapes {a.shape} and {b.shape})")
+        return Tensor._make(np.floor_divide(a.data, b.data), None)
+
+    def __rfloordiv__(self, other): return self._pair(other)[1] // self
+
+    def __mod__(self, other):
+        """self − ⌊self / other⌋·other: the remainder takes the sign of the divisor, as in Python and PyTorch."""
+        a, b = self._pair(other)
+        if a.dtype.kind != "f" and not b.data.all():
+            raise ZeroDivisionError(f"remainder: integer division by zero (shapes {a.shape} and {b.shape})")
+        return ops.Mod.apply(a, b)
+
+    def __rmod__(self, other): return self._pair(other)[1] % self
+
+    def maximum(self, other): return ops.Maximum.apply(*self._pair(other))
+    def minimum(self, other): return ops.Minimum.apply(*self._pair(other))
+
+    # ------------------------------------------------------------ in-place ops
+    def _inplace(self, other, op, name: str):
+        """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
+        result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
+        `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
+        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name."""
+        recording = state.grad_enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
+        if recording:
+            if self.requires_grad and self._ctx is None:
+                raise RuntimeError(f"{name}: a leaf tensor that requires grad cannot be changed in place while "
+                                   "a graph is recorded; update it under `with no_grad():`")
+            return op(self, other)
+        with no_grad():
+            result = op(self, other).data
+        if result.shape != self.shape:
+            raise ValueError(f"{name}: the result's shape {result.shape} is not the tensor's shape {self.shape}")
+        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+            raise TypeError(f"{name}: the result's dtype {result.dtype} cannot be written into a {self.dtype} tensor")
+        if not self.data.flags.writeable:
+            raise ValueError(f"{name}: this tensor's array is read-only (a broadcast view?); make a copy first")
+        np.copyto(self.data, result, casting="same_kind")
+        return self
+
+    def __iadd__(self, other): return self._inplace(other, Tensor.__add__, "+=")
+    def __isub__(self, other): return self._inplace(other, Tensor.__sub__, "-=")
+    def __imul__(self, other): return self._inplace(other, Tensor.__mul__, "*=")
+    def __itruediv__(self, other): return self._inplace(other, Tensor.__truediv__, "/=")
 
     def clip(self, low=None, high=None):
         """Clamp into [low, high]; the gradient is 1 inside and 0 where clamped."""
@@ -266,8 +375,19 @@ class Tensor:
     def __eq__(self, other): return self._compare(other, np.equal)
     def __ne__(self, other): return self._compare(other, np.not_equal)
     def __invert__(self): return Tensor._make(~self.data, None)
-    def __and__(self, other): return self._compare(other, np.logical_and)
-    def __or__(self, other): return self._compare(other, np.logical_or)
+
+    def _bitwise(self, other, fn, name: str):
+        """Bitwise on integers, logical on bools (the same thing for one bit), as in PyTorch and numpy."""
+        a, b = self._pair(other)
+        if a.dtype.kind == "f":
+            raise TypeError(f"{name}: needs bool or integer tensors, got {self.dtype} and "
+                            f"{other.dtype if isinstance(other, Tensor) else type(other).__name__}")
+        return Tensor._make(fn(a.data, b.data), None)
+
+    def __and__(self, other): return self._bitwise(other, np.bitwise_and, "&")
+    def __or__(self, other): return self._bitwise(other, np.bitwise_or, "|")
+    def __xor__(self, other): return self._bitwise(other, np.bitwise_xor, "^")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def any(self): return Tensor._make(np.any(self.data), None)
     def all(self): return Tensor._make(np.all(self.data), None)
@@ -278,20 +398,36 @@ class Tensor:
             return None
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         for a in axes:
-            if not -self.ndim <= a < max(self.ndim, 1):
+            if not -max(self.ndim, 1) <= a < max(self.ndim, 1):
                 raise ValueError(f"axis {a} is out of range for a tensor of shape {self.shape}")
-        return tuple(sorted(int(a) % max(self.ndim, 1) for a in axes))
+        if self.ndim == 0:
+            return ()    # dim 0 or -1 of a 0-d tensor is the tensor itself, as in PyTorch
+        return tuple(sorted(int(a) % self.ndim for a in axes))
 
-    def sum(self, axis=None, keepdim=False): return ops.Sum.apply(self, axis=self._axes(axis), keepdim=keepdim)
+    def sum(self, axis=None, keepdim=False, dtype=None):
+        """Σ over `axis` (all axes when None). dtype: cast first, e.g. to accumulate float32 in float64."""
+        x = self if dtype is None else self.cast(dtype)
+        return ops.Sum.apply(x, axis=x._axes(axis), keepdim=keepdim)
+
     def max(self, axis=None, keepdim=False): return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
-    def min(self, axis=None, keepdim=False): return -((-self).max(axis, keepdim))
+    def min(self, axis=None, keepdim=False): return ops.Min.apply(self, axis=self._axes(axis), keepdim=keepdim)
+
+    def logsumexp(self, axis=-1, keepdim=False):
+        """log Σ exp(x) over `axis`, computed as m + log Σ exp(x − m) with m the (constant) max, so exp
+        never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
+        subtracted: the row's result is then −inf (or +inf), as in PyTorch."""
+        m = self.max(axis, keepdim=True).detach()
+        m = Tensor._make(np.where(np.isfinite(m.data), m.data, 0).astype(self.dtype), None)
+        out = (self - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(_reduced_shape(self.shape, self._axes(axis)))
 
     def _count(self, axis) -> int:
         axes = self._axes(axis)
-        return self.size if axes is None else math.prod(self.shape[a] for a in axes)
+        return self.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
 
-    def mean(self, axis=None, keepdim=False):
-        return self.sum(axis, keepdim) / self._count(axis)
+    def mean(self, axis=None, keepdim=False, dtype=None):
+        x = self if dtype is None else self.cast(dtype)
+        return x.sum(axis, keepdim) / x._count(axis)
 
     def var(self, axis=None, keepdim=False, correction=1):
         """Σ(x - mean)² / (N - correction): correction=1 is the unbiased estimate, 0 the population variance."""
@@ -397,6 +533,9 @@ class Tensor:
     # ------------------------------------------------------------ functional nn ops (composed)
     def softmax(self, axis=-1):
         """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+        if self.ndim == 0:                                      # dim 0 / -1 of a 0-d tensor: softmax is 1
+            self._axes(axis)
+            return self.reshape(1).softmax(0).reshape(())
         if state.fused:
             return fused.Softmax.apply(self, axis=self._axes(axis)[0])
         e = (self - self.max(axis, keepdim=True).detach()).exp()
@@ -404,6 +543,9 @@ class Tensor:
 
     def log_softmax(self, axis=-1):
         """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+        if self.ndim == 0:
+            self._axes(axis)
+            return self.reshape(1).log_softmax(0).reshape(())
         if state.fused:
             return fused.LogSoftmax.apply(self, axis=self._axes(axis)[0])
         shifted = self - self.max(axis, keepdim=True).detach()
@@ -511,6 +653,11 @@ class Tensor:
 
 
 Function.make_tensor = Tensor._make
+
+
+def _reduced_shape(shape: tuple, axes) -> tuple:
+    """`shape` without `axes` (all of them when None): the shape of a reduction without keepdim."""
+    return () if axes is None else tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _causal(tq: int, tk: int) -> np.ndarray:
