@@ -563,15 +563,24 @@ class Tensor:
         y = y if weight is None else y * weight
         return y if bias is None else y + bias
 
-    def sparse_categorical_crossentropy(self, targets, ignore_index=-1):
-        """Mean of -log softmax(logits)[target] over positions whose target is not `ignore_index`.
+    def sparse_categorical_crossentropy(self, targets, ignore_index=-1, reduction="mean", label_smoothing=0.0):
+        """−log softmax(logits)[target] per position whose target is not `ignore_index`, computed as
+        logsumexp(logits) − logits[target] (no log of an underflowed probability).
 
-        self: logits (..., C); targets: integer (...). With no position left, the loss is 0.
+        self: logits (..., C); targets: integer (...). label_smoothing ε: the target is (1 − ε)·onehot
+        + ε/C, adding ε·(logsumexp − mean(logits)) per position. reduction: "mean" over the positions
+        kept (0 when none is left; PyTorch gives NaN there), "sum", or "none" (shape (...), 0 at
+        ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
+        tinygrad_like.functional.cross_entropy.
         """
         targets = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
         if targets.shape != self.shape[:-1]:
             raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
                              f"{self.shape[:-1]}, got {targets.shape}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], got {label_smoothing}")
         n_class = self.shape[-1]
         flat = targets.reshape(-1)
         keep = flat != ignore_index
@@ -579,11 +588,19 @@ class Tensor:
         if bad.size:
             raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
         rows = np.nonzero(keep)[0]
+        logits = self.reshape(-1, n_class)
         if state.fused:
-            return fused.CrossEntropy.apply(self.reshape(-1, n_class), rows=rows, targets=flat[rows])
-        logp = self.reshape(-1, n_class).log_softmax(-1)
-        picked = logp[rows, flat[rows]]
-        return -picked.sum() / max(len(rows), 1)
+            loss = fused.CrossEntropy.apply(logits, rows=rows, targets=flat[rows], reduction=reduction,
+                                            label_smoothing=float(label_smoothing))
+        else:
+            logp = logits[rows].log_softmax(-1)                               # x − logsumexp(x), (M, C)
+            losses = -logp[np.arange(len(rows)), flat[rows]]
+            if label_smoothing:
+                losses = (1 - label_smoothing) * losses - label_smoothing * logp.mean(-1)
+            if reduction == "none":
+                return ops.ScatterAdd.apply(losses, shape=(len(flat),), index=rows).reshape(targets.shape)
+            loss = losses.sum() if reduction == "sum" else losses.sum() / max(len(rows), 1)
+        return loss.reshape(targets.shape) if reduction == "none" else loss
 
     def dropout(self, p=0.5, training=True):
         """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
@@ -595,7 +612,8 @@ class Tensor:
         return self * Tensor._make((keep / (1 - p)).astype(self.dtype), None)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
-        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query.
+        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
+        lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
 
         attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
         the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
@@ -614,7 +632,7 @@ class Tensor:
             scores = scores.masked_fill(Tensor(~_causal(q.shape[-2], k.shape[-2])), -math.inf)
         if mask is not None:
             scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
-        weights = scores.softmax(-1)
+        weights = attention_softmax(scores)
         out = weights @ v
         return (out, weights) if return_weights else out
 
@@ -653,6 +671,19 @@ class Tensor:
 
 
 Function.make_tensor = Tensor._make
+
+
+def attention_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last axis, except that a row of scores that are all −inf (a query whose every
+    key is masked: a padded position) gets weights 0, hence output 0 and gradient 0, as PyTorch's
+    scaled_dot_product_attention gives, instead of 0/0 = NaN. (A plain softmax of such a row is NaN,
+    in PyTorch too.) The dead rows' scores are replaced by 0 before the softmax, so that no NaN
+    reaches the backward pass either."""
+    dead = np.isneginf(scores.data).all(-1, keepdims=True)
+    if not dead.any():
+        return scores.softmax(-1)
+    dead = Tensor._make(dead, None)
+    return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
 
 
 def _reduced_shape(shape: tuple, axes) -> tuple:
