@@ -15,7 +15,7 @@ import numpy as np
 from tinygrad_like import dtypes, fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
-from tinygrad_like.function import Function, current_scope, state
+from tinygrad_like.function import Function, current_scope, no_grad, state
 
 
 def _shape_args(shape) -> tuple:
@@ -205,7 +205,7 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=self.dtype), None)
         return Tensor(other)
 
-    def _pair(self, other) -> tuple:
+    def _pair(self, other, op: str = "") -> tuple:
         """self and other as two Tensors of one dtype, by PyTorch's promotion (tinygrad_like/dtypes.py):
         a Python number keeps a float tensor's dtype, an integer tensor meeting a float takes the float's."""
         if isinstance(other, Tensor):
@@ -213,7 +213,10 @@ class Tensor:
                 return self, other
         elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
             return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
-        elif not isinstance(other, (int, float, np.generic)):
+        if op == "-" and (self.data.dtype == bool or isinstance(other, Tensor) and other.data.dtype == bool):
+            raise TypeError(f"-: subtracting with a bool tensor is not supported (as in PyTorch); got {self.dtype} "
+                            f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, use ~ or ^ for bools")
+        if not isinstance(other, (Tensor, int, float, np.generic)):
             other = Tensor(other)
         dtype = dtypes.result_type(self.data, other.data if isinstance(other, Tensor) else other)
         if not isinstance(other, Tensor):
@@ -254,8 +257,8 @@ class Tensor:
     # operands are promoted by PyTorch's rules first (_pair); reflected ops swap the pair
     def __add__(self, other): return ops.Add.apply(*self._pair(other))
     def __radd__(self, other): return ops.Add.apply(*self._pair(other)[::-1])
-    def __sub__(self, other): return ops.Sub.apply(*self._pair(other))
-    def __rsub__(self, other): return ops.Sub.apply(*self._pair(other)[::-1])
+    def __sub__(self, other): return ops.Sub.apply(*self._pair(other, "-"))
+    def __rsub__(self, other): return ops.Sub.apply(*self._pair(other, "-")[::-1])
     def __mul__(self, other): return ops.Mul.apply(*self._pair(other))
     def __rmul__(self, other): return ops.Mul.apply(*self._pair(other)[::-1])
     def __truediv__(self, other): return ops.Div.apply(*self._floats(other))
@@ -263,7 +266,7 @@ class Tensor:
 
     def __pow__(self, other):
         if isinstance(other, Tensor) or not isinstance(other, (int, float, np.number)):
-            return ops.Pow.apply(*self._pair(other))
+            return ops.Pow.apply(*_no_bool_pow(*self._pair(other)))
         if self.dtype.kind == "f":
             return ops.PowConst.apply(self, c=float(other))
         if isinstance(other, (float, np.floating)):                 # int ** 0.5: float32, as in PyTorch
@@ -271,7 +274,7 @@ class Tensor:
         base = self if self.dtype != bool else self.cast(dtypes.INT64)   # bool ** 2 is int64
         return ops.PowConst.apply(base, c=int(other))
 
-    def __rpow__(self, other): return ops.Pow.apply(*self._pair(other)[::-1])
+    def __rpow__(self, other): return ops.Pow.apply(*_no_bool_pow(*self._pair(other)[::-1]))
 
     def __floordiv__(self, other):
         """⌊self / other⌋ (PyTorch's and Python's floor division, also for negative numbers). No gradient:
@@ -684,6 +687,12 @@ def attention_softmax(scores: Tensor) -> Tensor:
         return scores.softmax(-1)
     dead = Tensor._make(dead, None)
     return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
+
+
+def _no_bool_pow(x: Tensor, y: Tensor) -> tuple:
+    if x.dtype == bool:     # numpy would answer in int8; PyTorch refuses
+        raise TypeError("**: a power of two bool tensors is not supported (as in PyTorch); cast one to int or float")
+    return x, y
 
 
 def _reduced_shape(shape: tuple, axes) -> tuple:
