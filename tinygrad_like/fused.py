@@ -251,21 +251,29 @@ class CrossEntropy(Function):
     log-sum-exp: loss_row = lse(x) − (1 − ε)·x[target] − ε·mean(x), lse(x) = m + log Σ exp(x − m),
     m the row max; ε = label_smoothing (the target distribution (1 − ε)·onehot + ε/C). Never the log
     of a probability, which underflows to 0 (and the loss to inf) once a logit leads by ~104 in float32.
+    Rows not chosen (ignore_index) are never read, so whatever they hold cannot reach the result.
     reduction "mean" (over the chosen rows), "sum", or "none": (N,) with 0 at rows not chosen.
 
     Backward: d logits = (softmax(x) − (1 − ε)·onehot − ε/C) · g_row on the chosen rows, 0 elsewhere,
     with g_row = g / M, g, or g[row].
     """
     def forward(self, logits, rows, targets, reduction="mean", label_smoothing=0.0):
-        self.rows, self.targets, self.reduction, self.eps = rows, targets, reduction, label_smoothing
-        shifted = logits - array_max(logits, -1)                              # x − m ≤ 0, (N, C)
+        self.rows, self.reduction = rows, reduction
+        self.every_row = len(rows) == logits.shape[0]
+        x = logits if self.every_row else logits[rows]                        # (M, C)
+        shifted = x - array_max(x, -1)                                        # x − m ≤ 0
         self.probs = np.exp(shifted)
-        sums = array_sum(self.probs, -1)                                      # Σ exp(x − m) ≥ 1, (N, 1)
+        sums = array_sum(self.probs, -1)                                      # Σ exp(x − m) ≥ 1, (M, 1)
         self.probs /= sums
-        lse = np.log(sums[rows, 0])                                           # lse(x) − m, (M,)
-        losses = lse - shifted[rows, targets]                                 # lse(x) − x[target]
+        lse = np.log(sums[:, 0])                                              # lse(x) − m
+        at = np.arange(len(rows))
+        losses = lse - shifted[at, targets]                                   # lse(x) − x[target]
+        self.goal = np.zeros(x.shape, dtype=x.dtype)                          # the target distribution
+        self.goal[at, targets] = 1
         if label_smoothing:
-            losses = (1 - label_smoothing) * losses + label_smoothing * (lse - shifted[rows].mean(-1))
+            losses = (1 - label_smoothing) * losses + label_smoothing * (lse - shifted.mean(-1))
+            self.goal *= 1 - label_smoothing
+            self.goal += label_smoothing / x.shape[-1]
         self.count = max(len(rows), 1)
         if reduction == "none":
             out = np.zeros(logits.shape[0], dtype=logits.dtype)
@@ -275,16 +283,14 @@ class CrossEntropy(Function):
         return np.asarray(total / self.count if reduction == "mean" else total, dtype=logits.dtype)
 
     def backward(self, grad, out):
+        from tinygrad_like.ops import ScatterAdd
         logits = self.parents[0]
-        n, c = logits.shape
-        target = np.zeros(logits.shape, dtype=logits.dtype)
-        target[self.rows] = self.eps / c
-        target[self.rows, self.targets] += 1 - self.eps
-        chosen = np.zeros((n, 1), dtype=logits.dtype)
-        chosen[self.rows] = 1
-        probs = saved_or_rebuilt(self.probs, lambda: logits.softmax(-1))
-        scale = {"mean": lambda g: g / self.count, "sum": lambda g: g, "none": lambda g: g.reshape(n, 1)}[self.reduction]
-        return by_formula(lambda p, g: (p * chosen - target) * scale(g), probs, grad)
+        chosen = logits if self.every_row else logits[self.rows]
+        probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
+        scale = {"mean": lambda g: g / self.count, "sum": lambda g: g,
+                 "none": lambda g: g[self.rows].reshape(-1, 1)}[self.reduction]
+        d = by_formula(lambda p, g: (p - self.goal) * scale(g), probs, grad)  # (M, C)
+        return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
 
 
 class Attention(Function):
