@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
+from nn.norm import RMSNorm
 from tinygrad_like import Tensor, composed, gradcheck
 from tinygrad_like.functional import cross_entropy
-from nn.norm import RMSNorm
 
 INF = np.inf
 BIG = {np.float32: 1e4, np.float64: 1e30}   # the largest scale each dtype is audited at (and 1e4 for both)

@@ -9,7 +9,7 @@ import numpy as np
 
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["cross_entropy", "nll_loss", "log_softmax", "softmax", "logsumexp"]
+__all__ = ["cross_entropy", "log_softmax", "logsumexp", "nll_loss", "softmax"]
 
 
 def _class_last(x: Tensor) -> Tensor:
@@ -42,12 +42,11 @@ def nll_loss(input: Tensor, target, ignore_index: int = -100, reduction: str = "
     bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= n_class)]
     if bad.size:
         raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
-    picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
-    if reduction == "none":
-        zero = Tensor._make(np.zeros(len(flat), dtype=logp.dtype), None)
+    if reduction == "none":                                                   # 0 at ignored positions
         keep = Tensor._make(flat != ignore_index, None)
-        full = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(flat == ignore_index, 0, flat)]
-        return keep.where(full, zero).reshape(targets.shape)
+        every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
+        return keep.where(every, 0.0).reshape(targets.shape)
+    picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
     return picked.sum() if reduction == "sum" else picked.sum() / max(len(rows), 1)
 
 
