@@ -172,7 +172,7 @@ def test_detect_anomaly_names_the_op_that_made_nan_in_forward():
         y = x * 2.0
         with pytest.raises(FloatingPointError, match=r"Log in scope 'blk' produced NaN in its forward output"):
             y.log()
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):             # the NaN is asserted on the next line
         assert np.isnan(x.log().numpy()[0])         # without detect_anomaly: no error
 
 

@@ -33,7 +33,7 @@ def log_softmax_pairwise(x):
     """log softmax(x)_i = −log Σ_j exp(x_j − x_i), from the differences themselves (so no large number
     is ever added to a small one: at 1e30, lse(x) − x_i would lose the log 4 of four equal entries)."""
     masked = np.isneginf(x)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):   # −inf − (−inf) = NaN only where np.where puts −inf instead
         d = np.where(masked[..., None, :], -INF, x[..., None, :] - x[..., :, None])   # d[i, j] = x_j − x_i
     out = -np.logaddexp.reduce(d, axis=-1)
     return np.where(masked.all(-1, keepdims=True), np.nan, out)   # all −inf: NaN, as PyTorch gives
@@ -41,8 +41,8 @@ def log_softmax_pairwise(x):
 
 def expit(x):
     """σ(x) from its two one-sided forms, each free of overflow."""
-    with np.errstate(over="ignore"):   # only the branch np.where discards overflows
-        return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))))
+    e = np.exp(-np.abs(x))                                              # ≤ 1: cannot overflow
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def ref_softmax(x, u):
