@@ -145,3 +145,12 @@ def test_sum_and_mean_accumulate_in_the_dtype_asked_for(method):
     assert x.grad.dtype == np.float32
     np.testing.assert_allclose(x.grad.numpy(), 1.0 if method == "sum" else 0.1, rtol=1e-7)
     assert Tensor(np.array([1, 2], np.int32)).sum(dtype=np.int64).dtype == np.int64
+
+
+def test_matmul_promotes_like_multiplication():
+    one_hot = Tensor(np.eye(3, dtype=np.int64))
+    w = Tensor(np.arange(6, dtype=np.float32).reshape(3, 2), requires_grad=True)
+    y = one_hot @ w
+    assert y.dtype == np.float32 and y.tolist() == w.tolist()
+    y.sum().backward()
+    assert w.grad.dtype == np.float32 and w.grad.tolist() == [[1, 1]] * 3

@@ -336,9 +336,10 @@ class Tensor:
         return out
 
     def matmul(self, other):
-        """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector."""
-        other = self._lift(other)
-        x = self.unsqueeze(0) if self.ndim == 1 else self
+        """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector.
+        The dtypes are promoted as for `*` (an int64 one-hot @ float32 weights is float32)."""
+        a, other = self._pair(other)
+        x = a.unsqueeze(0) if a.ndim == 1 else a
         y = other.unsqueeze(-1) if other.ndim == 1 else other
         if x.ndim < 2 or y.ndim < 2:
             raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
