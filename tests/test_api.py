@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tinygrad_like import Tensor, gradcheck, gradgradcheck
-from tinygrad_like import nn_functional as F
+import tinygrad_like.functional as F
 
 
 def grad_of(fn, values, dtype=np.float64):

@@ -12,7 +12,7 @@ import pytest
 from test_ops_gradcheck import inputs_for
 
 from tinygrad_like import Tensor, gradcheck, gradgradcheck
-from tinygrad_like import nn_functional as F
+import tinygrad_like.functional as F
 
 CASES = []
 

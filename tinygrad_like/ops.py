@@ -56,9 +56,9 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    def forward(self, x):
-        with np.errstate(over="ignore"):
-            return 1 / (1 + np.exp(-x))
+    def forward(self, x):                                                 # e^-|x| never overflows:
+        e = np.exp(-np.abs(x))                                            # σ(x) = 1/(1+e^-x) for x ≥ 0,
+        return np.where(x >= 0, 1, e) / (1 + e)                           # e^x/(1+e^x) for x < 0
     def backward(self, grad, out): return grad * out * (1 - out)          # dσ = σ(1-σ)
 
 
@@ -170,6 +170,25 @@ class Maximum(Function):
                 unbroadcast(grad * (1 - share_x), y.shape) if y.requires_grad else None)
 
 
+class Minimum(Function):
+    """Elementwise min; at ties the gradient is split in half, as for Maximum."""
+    def forward(self, x, y): return np.minimum(x, y)
+    def backward(self, grad, out):
+        x, y = self.parents
+        share_x = (x < y).cast(grad.dtype) + (x == y).cast(grad.dtype) * 0.5
+        return (unbroadcast(grad * share_x, x.shape) if x.requires_grad else None,
+                unbroadcast(grad * (1 - share_x), y.shape) if y.requires_grad else None)
+
+
+class Mod(Function):
+    """x mod y = x − ⌊x/y⌋·y, with the sign of y (Python's and PyTorch's %)."""
+    def forward(self, x, y): return np.remainder(x, y)
+    def backward(self, grad, out):                                        # d(x mod y) = dx − ⌊x/y⌋ dy
+        x, y = self.parents
+        return (unbroadcast(grad, x.shape) if x.requires_grad else None,
+                unbroadcast(-grad * (x // y), y.shape) if y.requires_grad else None)
+
+
 class Matmul(Function):
     """(..., n, k) @ (..., k, m) -> (..., n, m), with batch dimensions broadcast."""
     def forward(self, x, y):
@@ -208,9 +227,11 @@ class Sum(Function):
 
 class Max(Function):
     """Max over axes; ties share the gradient equally."""
+    reduce = staticmethod(np.max)
+
     def forward(self, x, axis, keepdim):
         self.axis, self.keepdim = axis, keepdim
-        return np.max(x, axis=axis, keepdims=keepdim)
+        return self.reduce(x, axis=axis, keepdims=keepdim)
     def backward(self, grad, out):
         x = self.parents[0]
         kshape = _keepdim_shape(x.shape, self.axis)
@@ -218,6 +239,11 @@ class Max(Function):
             grad, out = grad.reshape(kshape), out.reshape(kshape)
         hit = (x == out).cast(grad.dtype)
         return grad.expand(x.shape) * hit / hit.sum(axis=self.axis, keepdim=True)
+
+
+class Min(Max):
+    """Min over axes, its own reduction (not −max(−x), which overflows at the smallest integer)."""
+    reduce = staticmethod(np.min)
 
 
 def _keepdim_shape(shape: tuple, axis) -> tuple:
