@@ -318,6 +318,22 @@ def test_an_opened_backward_graph_carries_the_gradients_through_the_twin():
     assert len(inside) == 2 and all(len(lab) == 2 for lab in inside)  # shape and norm on the box's own edges
 
 
+def test_an_opened_linear_shows_its_constant_input_flowing_in():
+    """x needs no gradient, so the engine records no op on it; the opened box still draws x Wᵀ + b
+    from x itself (forward), and only what carries gradients (backward)."""
+    x = Tensor(np.ones((2, 3, 4)), name="x")
+    w = Tensor(np.ones((5, 4)), requires_grad=True, name="w")
+    b = Tensor(np.zeros(5), requires_grad=True, name="b")
+    loss = x.linear(w, b).sum()
+    nodes, edges, _ = parse_dot(draw_graph(loss).source)
+    named = {(a, b) for a, b, _ in named_edges(nodes, edges)}
+    assert {("x", "Reshape"), ("w", "Permute"), ("Permute", "Matmul"), ("b", "Add")} <= named
+    assert fused_boxes(draw_graph(loss).source) == {"Linear (fused)": ["Add", "Matmul", "Permute", "Reshape", "Reshape"]}
+    loss.backward(retain_graph=True)
+    backward = fused_boxes(draw_graph(loss, direction="backward").source)
+    assert backward == {"LinearBackward (fused)": ["AddBackward", "MatmulBackward", "PermuteBackward", "ReshapeBackward"]}
+
+
 def test_after_a_plain_backward_a_fused_op_is_a_closed_box_with_a_note():
     x = Tensor(np.ones((2, 3)), requires_grad=True, name="x")
     loss = x.softmax(-1).sum()

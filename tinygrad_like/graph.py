@@ -85,7 +85,7 @@ class _Opener:
         if not twins.can_rebuild(ctx):  # freed by backward: a closed box
             self.box_of[key] = box
             return t
-        stand_ins = [_stand_in(p) for p in ctx.parents]
+        stand_ins = [_stand_in(p, self.direction) for p in ctx.parents]
         out = twins.rebuild(ctx, stand_ins)
         for s, p in zip(stand_ins, ctx.parents):
             self.alias[id(s)] = p
@@ -99,9 +99,12 @@ class _Opener:
         return out
 
 
-def _stand_in(p: Tensor) -> Tensor:
+def _stand_in(p: Tensor, direction: str) -> Tensor:
+    """A leaf holding p's array. In a forward drawing it requires grad even where p does not, so that
+    every op of the twin is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
     s = Tensor._make(p.data, None)
-    s.requires_grad, s.name, s.scope = p.requires_grad, p.name, p.scope
+    s.requires_grad = p.requires_grad or direction == "forward" and p.dtype.kind == "f"
+    s.name, s.scope = p.name, p.scope
     return s
 
 
