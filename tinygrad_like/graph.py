@@ -71,12 +71,13 @@ class _Opener:
     def wants(self, t) -> bool:
         return t._ctx is not None and type(t._ctx).__name__ in self.opened and twins.has_twin(t._ctx)
 
-    def resolve(self, t):
+    def resolve(self, t, open_new: bool = True):
+        """What is drawn for t: t itself, or the output of its twin (opened now if open_new)."""
         key = _key(t)
         while key in self.alias:
             t = self.alias[key]
             key = _key(t)
-        if not self.wants(t) or key in self.box_of:
+        if not open_new or not self.wants(t) or key in self.box_of:
             return t
         ctx = t._ctx
         box = f"cluster_fused_{len(self.boxes)}"
@@ -136,7 +137,7 @@ def _collect(root, max_nodes: int, direction: str, opener: _Opener):
         for p in t._ctx.parents:
             if direction == "backward" and not p.requires_grad:
                 continue
-            p = opener.resolve(p)
+            p = opener.resolve(p, open_new=len(keep) < max_nodes)  # no twins built for what is not drawn
             if _key(p) not in seen:
                 seen.add(_key(p))
                 queue.append(p)
@@ -227,7 +228,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
         for p in ctx.parents:
             if direction == "backward" and not p.requires_grad:
                 continue
-            p = opener.resolve(p)
+            p = opener.resolve(p, open_new=False)
             if _key(p) not in drawn:
                 continue
             edge_label = []
