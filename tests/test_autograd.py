@@ -223,3 +223,18 @@ def test_detect_anomaly_accepts_masked_attention():
     with detect_anomaly():
         q.scaled_dot_product_attention(q, q, is_causal=True).sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
+
+
+def test_a_freed_graph_keeps_small_values_as_copies_that_pin_nothing():
+    """A skeleton keeps at most 4 numbers, copied: a small view must not keep its big base array alive."""
+    big = np.arange(1000.0)
+    w = Tensor([1.0, 2.0], requires_grad=True, dtype=np.float64)
+    y = (w * Tensor(big[:2])).sum()                  # the constant is a view of `big`
+    base = weakref.ref(big)
+    del big
+    y.backward()
+    gc.collect()
+    assert base() is None
+    (product,) = y._ctx.parents
+    leaf, constant = product._ctx.parents
+    assert leaf is w and constant.data.tolist() == [0.0, 1.0] and constant.data.base is None
