@@ -306,19 +306,25 @@ class Gelu(Function):
         return Tensor._make(dx, None)
 
 
-def _gelu_grad(g: np.ndarray, x: np.ndarray, out: np.ndarray, one_plus_t: np.ndarray, one_minus_t: np.ndarray):
+def _gelu_grad(g: np.ndarray, x: np.ndarray, out: np.ndarray, t: np.ndarray, one_minus_t: np.ndarray):
     """out = g · dy/dx on arrays of one piece, with the slope factored as
     dy/dx = (1 + t)(½ + ½x(1 − t)·√(2/π)(1 + 3·0.044715x²)), t = tanh u (1 − t² = (1 − t)(1 + t)),
-    so that it takes few in-place steps; the last two arrays are work space."""
-    _tanh_u(x, out=one_plus_t)
-    one_plus_t += 1
-    slope = np.multiply(x, x, out=out)
+    so that it takes few in-place steps, x² made once for u and the slope; t and one_minus_t are
+    work space of x's shape."""
+    x2 = np.multiply(x, x, out=out)
+    u = np.multiply(x2, GELU_C * 0.044715, out=t)
+    u += GELU_C
+    u *= x
+    np.tanh(u, out=t)
+    np.subtract(1, t, out=one_minus_t)
+    t += 1                                             # 1 + t
+    slope = x2
     slope *= 1.5 * 0.044715 * GELU_C
     slope += 0.5 * GELU_C
     slope *= x                                         # ½x·√(2/π)(1 + 3·0.044715x²)
-    slope *= np.subtract(2, one_plus_t, out=one_minus_t)   # · (1 − t)
+    slope *= one_minus_t
     slope += 0.5
-    slope *= one_plus_t
+    slope *= t
     slope *= g
     return slope
 
