@@ -47,3 +47,9 @@ def test_bench_train_runs_ours_in_a_worker_process(tune):
     row = summary["tiny"]["ours"]
     assert row["threads"] in (None, 1)
     assert row["ms"] > 0 and row["tok_s"] > 0 and row["maxrss_mb"] > 0 and 0 < row["mfu"] < 1
+
+
+def test_bench_threads_times_serial_and_threaded_pieces():
+    results = load("bench_threads").main(["--rounds", "1"])
+    assert set(results) == {"gelu forward+backward", "softmax forward+backward"}
+    assert all(r["serial"] > 0 and r["threaded"] > 0 for r in results.values())
