@@ -157,6 +157,8 @@ def test_gelu_backward_in_cache_sized_pieces_equals_whole():
     np.testing.assert_allclose(plain.numpy(), recorded.numpy(), rtol=0, atol=1e-12)
 
 
+FAR_ROW = Tensor(np.where(np.arange(105).reshape(3, 5, 7) < 7, 100.0, 0.0))  # row 0 is 100 above the rest
+
 PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose rows do not split evenly
     "softmax": (lambda x: x.softmax(-1), [(3, 5, 7)]),
     "log_softmax": (lambda x: x.log_softmax(-1), [(3, 5, 7)]),
@@ -165,6 +167,8 @@ PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose row
     "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(3, 5, 7), (7,)]),
     "layernorm, one row per piece": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 40), (40,), (40,)]),
     "gelu": (lambda x: x.gelu(), [(3, 5, 7)]),
+    "softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).softmax(-1), [(3, 5, 7)]),
+    "log_softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).log_softmax(-1), [(3, 5, 7)]),
 }
 
 
@@ -252,3 +256,31 @@ def test_pieced_float32_ops_match_a_float64_formula(name):
     for a, b in zip(got, [want_y, *want_grads]):
         assert a.dtype == np.float32
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 * np.abs(b).max())
+
+
+def test_softmax_shift_one_number_or_each_rows_max():
+    """A piece spanning at most SHIFT_RANGE is shifted by its max; otherwise (a wider span, a −inf mask,
+    a NaN) by each row's max. Both give softmax to float32 rounding, masked entries exactly 0."""
+    from tinygrad_like.fused import SHIFT_RANGE, softmax_shift
+    narrow = rng.standard_normal((4, 6)).astype(np.float32)
+    narrow[2] -= 50                                             # a row far below the others, still in range
+    assert np.ndim(softmax_shift(narrow)) == 0 and softmax_shift(narrow) == narrow.max()
+    masked = narrow.copy()
+    masked[1, 3:] = -np.inf
+    wide = narrow.copy()
+    wide[0, 0] = narrow.min() + SHIFT_RANGE + 1
+    with_nan = narrow.copy()
+    with_nan[3, 2] = np.nan
+    for x in (masked, wide, with_nan):
+        np.testing.assert_array_equal(softmax_shift(x), x.max(-1, keepdims=True))
+    for x in (narrow, masked, wide):
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        want = e / e.sum(-1, keepdims=True)
+        got = Tensor(x).softmax(-1).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+        with np.errstate(divide="ignore"):                     # log 0 = −inf where the mask is
+            want_log = np.log(want)
+        np.testing.assert_allclose(Tensor(x).log_softmax(-1).numpy(), want_log, rtol=1e-6, atol=1e-6)
+    assert (Tensor(masked).softmax(-1).numpy()[1, 3:] == 0).all()
+    assert np.isnan(Tensor(with_nan).softmax(-1).numpy()[3]).all()
