@@ -14,6 +14,7 @@
    write it a few times costs a few floors.
 
     python benchmarks/bench_ops.py [--repeats 2000] [--rounds 3] [--op-repeats 20] [--threads 2]
+    python benchmarks/bench_ops.py --threads 1 --clock cpu    # CPU time: steadier on a shared machine
 
 `--threads N` (default: every core) as in bench_train.py: torch.set_num_threads(N) for PyTorch; for
 ours, OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS and TINYGRAD_LIKE_THREADS (the
@@ -51,14 +52,14 @@ HOT_OPS = {  # name: (shape of the input, shape of the floor's array: the op's l
 }
 
 
-def median_us(fn, repeats: int, warmup: int = 50) -> float:
+def median_us(fn, repeats: int, warmup: int = 50, clock=time.perf_counter) -> float:
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times) * 1e6
 
 
@@ -119,10 +120,10 @@ def torch_hot_ops(rng) -> dict:
     return {name: (lambda name=name: run(name)) for name in HOT_OPS}
 
 
-def floor_us(shape, repeats: int) -> float:
+def floor_us(shape, repeats: int, clock=time.perf_counter) -> float:
     a, b = np.ones(shape, np.float32), np.ones(shape, np.float32)
     c = np.empty_like(a)
-    return median_us(lambda: np.multiply(a, b, out=c), repeats, warmup=3)
+    return median_us(lambda: np.multiply(a, b, out=c), repeats, warmup=3, clock=clock)
 
 
 def run_worker(args) -> None:
@@ -137,15 +138,16 @@ def run_worker(args) -> None:
         ops = torch_hot_ops(rng)
     else:
         ops = ours_hot_ops(rng)
-    result = {name: median_us(fn, args.op_repeats, warmup=3) for name, fn in ops.items()}
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    result = {name: median_us(fn, args.op_repeats, warmup=3, clock=clock) for name, fn in ops.items()}
     if args.worker == "ours":
-        result.update({f"floor {name}": floor_us(shape, args.op_repeats) for name, (_, shape) in HOT_OPS.items()})
+        result.update({f"floor {name}": floor_us(shape, args.op_repeats, clock) for name, (_, shape) in HOT_OPS.items()})
     print("RESULT " + json.dumps(result))
 
 
 def spawn(kind: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--threads", str(args.threads),
-           "--op-repeats", str(args.op_repeats)] + ([] if args.tune_malloc else ["--no-tune-malloc"])
+           "--op-repeats", str(args.op_repeats), "--clock", args.clock] + ([] if args.tune_malloc else ["--no-tune-malloc"])
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
     line = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
     if out.returncode or not line:
@@ -203,7 +205,7 @@ def hot_op_rows(args) -> dict:
             runs[kind].append(spawn(kind, args))
     med = {k: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for k, rs in runs.items()}
     print(f"\nhot ops, forward+backward, small config's shapes, {args.threads} threads, median of "
-          f"{args.rounds} alternated processes x {args.op_repeats} runs (ms)")
+          f"{args.rounds} alternated processes x {args.op_repeats} runs ({args.clock} ms)")
     print(f"  {'op':14s} {'input shape':16s} {'ours':>8s} {'PyTorch':>8s} {'ratio':>6s} {'np floor':>9s} {'ours/floor':>10s}")
     rows = {}
     for name, (shape, _) in HOT_OPS.items():
@@ -221,10 +223,14 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=3, help="alternated worker processes per framework (hot ops)")
     ap.add_argument("--op-repeats", type=int, default=20, help="runs of each hot op in a worker")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads per framework (hot ops)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="hot ops: wall time, or the worker's CPU time (steadier on a busy machine; with --threads 1 only)")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.clock == "cpu" and args.threads != 1:
+        ap.error("--clock cpu counts the CPU time of every thread (PyTorch's spinning ones too): use it with --threads 1")
     if args.worker:
         return run_worker(args)
     print(machine_line())

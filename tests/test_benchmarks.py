@@ -3,6 +3,7 @@ speed is measured by running them, never by a timed unit test)."""
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -37,7 +38,8 @@ def test_machine_line_names_the_blas_and_the_measured_figures(monkeypatch):
 def test_bench_generate_reports_both_paths_per_context():
     rows = load("bench_generate").main(["--contexts", "8", "16", "--tokens", "4", "--repeats", "3"])
     assert [r["context"] for r in rows] == [8, 16]
-    assert all(r["no_cache_ms"] > 0 and r["cache_ms"] > 0 for r in rows)
+    # cache_ms is a difference of two timings (n+1 tokens minus 1), which a busy machine can push below 0
+    assert all(r["no_cache_ms"] > 0 and np.isfinite(r["cache_ms"]) for r in rows)
 
 
 @pytest.mark.parametrize("tune", [[], ["--no-tune-malloc"]])
