@@ -4,8 +4,9 @@ machine of the same kind: less memory bandwidth per core, a slower BLAS).
 
     python benchmarks/machine.py
 
-    machine: AMD EPYC, 2 cores | numpy 2.4.6, BLAS openblas 0.3.31 (SkylakeX, 2 threads)
-             | matmul f32 1024² 110 GFLOP/s | copy 64 MB 19.8 GB/s | tiny numpy call 0.55 us
+    machine: AMD EPYC, 2 cores | numpy 2.4.6, BLAS openblas 0.3.31.188.0 (SkylakeX, 2 threads)
+             | matmul f32 1024² 174 GFLOP/s | copy 64 MB 22.3 GB/s | tiny numpy call 0.38 us
+    (one line; wrapped here. On the same machine busy with other jobs: 11 GFLOP/s, 2.5 GB/s.)
 
 The three measured figures bound most of what the benchmarks see: the float32 matmul peak of
 numpy's BLAS (what Linear and attention can reach), memory bandwidth, as the bytes read plus written

@@ -139,6 +139,8 @@ def softmax_shift(x_rows: np.ndarray):
     [e^-60, 1], neither overflowing nor near underflow. Two fast reductions and a subtraction of
     one number cost a third of a max per short row and a subtraction broadcast over rows (measured,
     numpy 2.4, rows of 128). A NaN or an infinity (a −inf mask) fails the test: rows it is."""
+    if x_rows.size == 0:
+        return array_max(x_rows, -1)
     hi, lo = x_rows.max(), x_rows.min()
     return hi if hi - lo <= SHIFT_RANGE else array_max(x_rows, -1)
 
