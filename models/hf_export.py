@@ -242,10 +242,6 @@ def load_pretrained(cls, path, dtype: str | None = None):
     family = _family_of(hf, config_file)
     if dtype is None:
         dtype = "float64" if (hf.get("dtype") or hf.get("torch_dtype")) == "float64" else "float32"
-    try:
-        weights = load_file(str(weights_file))
-    except Exception as e:  # safetensors raises its own error types for a damaged header or body
-        raise ValueError(f"from_pretrained: cannot read {weights_file}: {e}") from None
     if family == "gpt2":
         config = _gpt2_config(hf, dtype)
     else:
@@ -261,6 +257,10 @@ def load_pretrained(cls, path, dtype: str | None = None):
         if family != "gpt2" and ours.bias != config.bias:
             raise ValueError(f"from_pretrained: {config_file}: bias disagrees with attention_bias/mlp_bias")
         config = ours
+    try:
+        weights = load_file(str(weights_file))
+    except Exception as e:  # safetensors raises its own error types for a damaged header or body
+        raise ValueError(f"from_pretrained: cannot read {weights_file}: {e}") from None
     if family == "gpt2":
         if not config.bias:
             weights = _drop_zero_biases(weights, config, weights_file)
