@@ -287,10 +287,10 @@ class GPT(Transformer):
         from models.hf_export import load_pretrained
         return load_pretrained(cls, path, dtype)
 
-    def save_pretrained(self, directory, overwrite: bool = False, tokenizer=None) -> Path:
+    def save_pretrained(self, directory, overwrite: bool = False, tokenizer=None, readme: str | None = None) -> Path:
         """Write a directory that transformers loads with its own classes (no code of ours):
         config.json, model.safetensors, generation_config.json, and with `tokenizer` (a BPETokenizer or
-        CharTokenizer) its tokenizer.json + tokenizer_config.json.
+        CharTokenizer) its tokenizer.json + tokenizer_config.json; with `readme`, README.md (a model card).
 
         GPT-2 shaped configs -> GPT2LMHeadModel, Llama shaped -> LlamaForCausalLM, Llama shaped with
         experts -> MixtralForCausalLM; any other config is a ValueError naming the field that has no
@@ -299,7 +299,9 @@ class GPT(Transformer):
         leaves no half-written directory.
         """
         from models.hf_export import save_pretrained
-        extra = tokenizer.to_hf_files(self.config.block_size) if tokenizer is not None else None
+        extra = tokenizer.to_hf_files(self.config.block_size) if tokenizer is not None else {}
+        if readme is not None:
+            extra["README.md"] = readme
         return save_pretrained(self, directory, overwrite, extra_files=extra)
 
 

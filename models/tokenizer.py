@@ -34,10 +34,11 @@ SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(
 
 # Python's re and the regex engine of Hugging Face `tokenizers` (Oniguruma) disagree on what a letter,
 # a digit and a space are: for re, "²" and "½" are letters ([^\W\d_]: alphanumeric, not decimal) and
-# \x1c-\x1f are whitespace; for Oniguruma they are not. So the pattern that actually runs spells
-# each class as the code points re puts in it on this Python (`spelled_pattern`), and the exported
-# tokenizer.json carries that same string: both engines then cut every text into the same chunks,
-# and re cuts exactly as SPLIT_PATTERN does (the classes are re's own, listed).
+# \x1c-\x1f are whitespace; for Oniguruma they are not. So the exported tokenizer.json carries the
+# pattern with each class spelled out as the code points re puts in it on this Python
+# (`spelled_pattern`): Oniguruma running that and re running SPLIT_PATTERN cut every text into the
+# same chunks. re keeps running SPLIT_PATTERN itself: the spelled form gives it the same chunks
+# (tests/test_hf_export.py checks every code point) but splits about 3x slower.
 _SPELLED = ("'(?:[sdmt]|ll|ve|re)| ?[{L}]+| ?[{D}]+| ?[^{S}{L}{D}]+|[{S}]+(?![^{S}])|[{S}]+")
 
 
@@ -121,7 +122,7 @@ class BPETokenizer:
     def __init__(self, merges, pattern=SPLIT_PATTERN):
         self.merges = [tuple(p) for p in merges]
         self.pattern = pattern
-        self.regex = re.compile(spelled_pattern(pattern))
+        self.regex = re.compile(pattern)
         self.ranks = {p: r for r, p in enumerate(self.merges)}
         self.vocab = [bytes([b]) for b in range(256)]  # id -> the bytes it stands for
         for a, b in self.merges:
@@ -140,7 +141,7 @@ class BPETokenizer:
         """
         if vocab_size < 256:
             raise ValueError(f"vocab_size must be at least 256 (the byte values), got {vocab_size}")
-        chunk_counts = Counter(re.findall(spelled_pattern(pattern), text))
+        chunk_counts = Counter(re.findall(pattern, text))
         words = [list(chunk.encode("utf-8")) for chunk in chunk_counts]
         freqs = list(chunk_counts.values())
         counts, where = Counter(), defaultdict(set)
