@@ -23,9 +23,15 @@ Weight layouts (ours -> theirs):
     mixtral  as llama, with block_sparse_moe.gate <- mlp.router and, per expert e,
              experts.e.w1 <- gate rows, w3 <- up rows, w2 <- c_proj (the layout transformers itself saves).
 Routing agrees: both take softmax over all experts, keep the top_k, and renormalise their weights.
+Training differences that do not change the logits: dropout (GPT-2 has our three, embeddings,
+attention weights and residual branches, so it is carried over; Llama and Mixtral drop attention
+weights only, so a Llama-shaped model with dropout is refused), and Mixtral's load-balancing loss,
+which transformers adds only with output_router_logits=True (off in the export) and which averages
+the fractions and probabilities over all layers before multiplying them, where we average per block
+(the same for one layer).
 
 config.json spells out every number where transformers' defaults differ from ours (eps, RoPE theta,
-tied embeddings, MLP width, head_dim, dtype), and keeps our GPTConfig under "tinygrad_like", so
+tied embeddings, MLP width, head_dim, dtype and torch_dtype for older readers), and keeps our GPTConfig under "tinygrad_like", so
 from_pretrained gets back the identical model (bias=False, dropout) that the transformers fields
 alone cannot say. Files are written into a temporary directory beside the target, then renamed.
 """
@@ -97,7 +103,7 @@ def hf_config(model) -> dict:
     family = hf_family(c)
     block = model.transformer.h[0]
     common = dict(architectures=[ARCHITECTURES[family]], model_type=family, vocab_size=c.vocab_size,
-                  tie_word_embeddings=c.tie_weights, dtype=c.dtype, bos_token_id=None, eos_token_id=None,
+                  tie_word_embeddings=c.tie_weights, dtype=c.dtype, torch_dtype=c.dtype, bos_token_id=None, eos_token_id=None,
                   pad_token_id=None, use_cache=True, initializer_range=0.02)
     if family == "gpt2":
         out = dict(n_positions=c.block_size, n_embd=c.n_embd, n_layer=c.n_layer, n_head=c.n_head,
