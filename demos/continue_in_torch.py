@@ -28,12 +28,12 @@ INSTALL = 'pip install -e ".[interop]"   (torch 2.13.0 CPU, transformers, tokeni
 
 
 def build_parser():
-    p = _common.argparse.ArgumentParser(prog="python demos/continue_in_torch.py", description=__doc__.splitlines()[0],
-                                        formatter_class=_common.argparse.ArgumentDefaultsHelpFormatter)
+    p = _common.ArgumentParser(prog="python demos/continue_in_torch.py", description=__doc__.splitlines()[0],
+                               formatter_class=_common.HelpFormatter)
     p.add_argument("run", help="a train_gpt.py output folder holding hf/ (written by demos/export_hf.py)")
-    p.add_argument("--steps", type=int, default=20, help="AdamW steps in PyTorch")
+    p.add_argument("--steps", type=_common.positive, default=20, help="AdamW steps in PyTorch")
     p.add_argument("--lr", type=float, default=None, help="default: the run's final learning rate (min_lr)")
-    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    p.add_argument("--threads", type=_common.positive, default=2, help="torch.set_num_threads")
     return p
 
 
@@ -58,7 +58,8 @@ def batch_loss(model, x, y, torch):
 
 
 def main(argv=None) -> dict | None:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
     try:
         import torch
         import transformers
@@ -69,7 +70,7 @@ def main(argv=None) -> dict | None:
     run = pathlib.Path(args.run)
     hf_dir = run / "hf"
     if not (hf_dir / "config.json").is_file():
-        raise SystemExit(f"continue_in_torch.py: {hf_dir} has no export; run python demos/export_hf.py {run} first")
+        p.error(f"{hf_dir} has no export; run python demos/export_hf.py {run} first")
     torch.set_num_threads(args.threads)
     settings = json.loads((run / "config.json").read_text())["settings"]
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_dir)

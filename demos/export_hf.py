@@ -28,8 +28,8 @@ FLAGS_OFF = {"bias": "--no-bias", "prenorm": "--postnorm", "tie_weights": "--unt
 
 
 def build_parser():
-    p = _common.argparse.ArgumentParser(prog="python demos/export_hf.py", description=__doc__.splitlines()[0],
-                                        formatter_class=_common.argparse.ArgumentDefaultsHelpFormatter)
+    p = _common.ArgumentParser(prog="python demos/export_hf.py", description=__doc__.splitlines()[0],
+                               formatter_class=_common.HelpFormatter)
     p.add_argument("run", help="a train_gpt.py output folder (ckpt.safetensors, config.json, tokenizer.json)")
     p.add_argument("--out", default=None, help="where to write (default RUN/hf)")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out folder")
@@ -134,20 +134,24 @@ print(tok.decode(model.generate(ids, max_new_tokens=60, do_sample=False)[0]))
 
 
 def main(argv=None) -> pathlib.Path:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
     run = pathlib.Path(args.run)
-    model, tokenizer = load_model(run)
+    try:
+        model, tokenizer = load_model(run)
+    except _common.UsageError as e:
+        p.error(str(e))
     out = pathlib.Path(args.out) if args.out else run / "hf"
     from models import hf_export
     try:
         family = hf_export.hf_family(model.config)
     except ValueError as e:
-        raise SystemExit(f"export_hf.py: {e}") from None
+        p.error(str(e))
     try:
         model.save_pretrained(out, overwrite=args.overwrite, tokenizer=tokenizer,
                               readme=model_card(model, run, hf_export.ARCHITECTURES[family]))
     except (FileExistsError, ValueError) as e:
-        raise SystemExit(f"export_hf.py: {e}") from None
+        p.error(str(e))
     for f in sorted(out.iterdir()):
         print(f"  wrote {f}")
     print(f"done: a {hf_export.ARCHITECTURES[family]} in {out}; load it with "

@@ -32,7 +32,7 @@ def run(tmp_path_factory):
     return out, summary
 
 
-def test_export_writes_model_tokenizer_and_card(run):
+def test_export_writes_model_tokenizer_and_card(run, capsys):
     out, summary = run
     hf = export_hf.main([str(out)])
     assert hf == out / "hf"
@@ -45,15 +45,17 @@ def test_export_writes_model_tokenizer_and_card(run):
     args = shlex.split(command)[2:]
     settings = json.loads((out / "config.json").read_text())["settings"]
     assert train_gpt.resolve_settings(train_gpt.build_parser().parse_args(args))[0] == settings
-    with pytest.raises(SystemExit, match="overwrite"):
+    with pytest.raises(SystemExit) as refused:
         export_hf.main([str(out)])                                       # not over an existing export
+    assert refused.value.code == 2 and "pass overwrite=True" in capsys.readouterr().err
     export_hf.main([str(out), "--overwrite"])
 
 
-def test_export_refuses_a_post_norm_run(tmp_path):
+def test_export_refuses_a_post_norm_run(tmp_path, capsys):
     train_gpt.main([*TINY, "--steps", "2", "--postnorm", "--out", str(tmp_path)])
-    with pytest.raises(SystemExit, match="prenorm=False"):
+    with pytest.raises(SystemExit) as refused:
         export_hf.main([str(tmp_path)])
+    assert refused.value.code == 2 and "prenorm=False" in capsys.readouterr().err
     assert not (tmp_path / "hf").exists()
 
 
