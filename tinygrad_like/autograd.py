@@ -12,27 +12,39 @@ from tinygrad_like.function import check_finite, enable_grad, no_grad, state
 
 
 def toposort(roots) -> list:
-    """Tensors reachable from `roots` through ops that need gradients, each after all of its parents."""
+    """Tensors reachable from `roots` through ops that need gradients, each after all of its parents.
+
+    A depth-first walk with an explicit stack of (node, its parents still to visit): a node is placed
+    once every parent is, the last parent's subtree first."""
     order, seen = [], set()
     for root in roots:
-        stack = [(root, False)]
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, _parents(root))]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
+            node, parents = stack[-1]
+            for p in parents:
+                if p.requires_grad and id(p) not in seen:
+                    seen.add(id(p))
+                    stack.append((p, _parents(p)))
+                    break
+            else:
+                stack.pop()
                 order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            ctx = node._ctx
-            if ctx is not None:
-                if getattr(ctx, "freed", False):
-                    raise RuntimeError(
-                        f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
-                        "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
-                stack.extend((p, False) for p in ctx.parents if p.requires_grad and id(p) not in seen)
     return order
+
+
+def _parents(node):
+    """An iterator over the parents of `node`, last first; an error if backward already freed its op."""
+    ctx = node._ctx
+    if ctx is None:
+        return iter(())
+    if ctx.freed:
+        raise RuntimeError(
+            f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
+            "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
+    return reversed(ctx.parents)
 
 
 def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, on_step=None) -> dict:

@@ -103,6 +103,7 @@ class Function:
 
     parents: tuple = ()
     scope = ""
+    freed = False  # set by free(), after backward
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError
@@ -122,7 +123,12 @@ class Function:
         except ValueError as e:
             shapes = " and ".join(str(p.shape) for p in parents)
             raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
-        requires_grad = state.grad_enabled and any(p.requires_grad for p in parents)
+        requires_grad = False
+        if state.grad_enabled:
+            for p in parents:
+                if p.requires_grad:
+                    requires_grad = True
+                    break
         if requires_grad:  # the options too, so draw_graph can rebuild a fused op's composed twin (twins.py)
             fn.parents, fn.scope, fn.options = parents, state.scope, kwargs
         if state.detect_anomaly:
