@@ -1,0 +1,216 @@
+"""Attention that stays in the CPU cache: softmax(q kᵀ·scale + mask) v, tile by tile (the flash-attention
+idea, in numpy), for the fused ops `Attention` and `MultiHeadAttention` (fused.py).
+
+Built whole, the scores (..., Tq, Tk) of every head are 4 MB at B=16, nh=4, T=128 in float32, and the
+forward and backward walk them about eight times: through main memory, each time. Here the work goes
+in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
+takes a quarter of the L2 cache (`l2_bytes`; the rest holds the second tile-sized array of backward
+and the q, k, v rows). A tile's scores are made, used and dropped while they are still in cache.
+
+Forward, per query tile, over its key spans, keeping a running row max m, sum l and output acc
+(the online softmax; one span, the usual case up to T ~ 300, needs no rescaling):
+    s = q kᵀ·scale + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
+    l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
+Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
+between forward and backward), with D = Σ g⊙out per row:
+    p = exp(s − lse),  dv += pᵀ g,  ds = p ⊙ (g vᵀ − D),  dq += ds k·scale,  dk += dsᵀ q·scale
+Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
+whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
+
+Chunks of batch entries are independent, so they run on the thread pool (pool.py).
+"""
+from __future__ import annotations
+
+import functools
+import glob
+
+import numpy as np
+
+from tinygrad_like import pool
+
+TILE_BYTES: int | None = None  # bytes of one tile of scores; None: a quarter of L2 (tests set it small)
+QUERY_TILE: int | None = None  # query rows per tile; None: from TILE_BYTES (tests set it small)
+
+
+@functools.lru_cache(maxsize=1)
+def l2_bytes() -> int:
+    """The L2 (data or unified) cache of cpu0 in bytes, read from sysfs; 256 KiB where sysfs does not say."""
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(f"{index}/level") as f, open(f"{index}/type") as t, open(f"{index}/size") as s:
+                level, kind, size = f.read().strip(), t.read().strip(), s.read().strip()
+        except OSError:
+            continue
+        if level == "2" and kind in ("Data", "Unified"):
+            units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+            return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    return 256 << 10
+
+
+def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
+
+    Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize. The query tile is
+    half the side of the square that fits (a power of two), so that causal tiles above the diagonal can be
+    skipped; key spans are as wide as the rest of the budget allows, all keys when they fit."""
+    budget = TILE_BYTES or l2_bytes() // 4
+    heads = int(np.prod(batch[1:], dtype=np.int64)) if len(batch) > 1 else 1
+    per_pair = max(1, heads * itemsize)
+    side = int((budget / per_pair) ** 0.5)
+    tq = QUERY_TILE or max(8, 1 << max(0, side.bit_length() - 2))
+    tq = max(1, min(tq, Tq))
+    span = max(tq, budget // (per_pair * tq) // tq * tq)
+    chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
+    return chunk, tq, span
+
+
+FREE, MASKED = "free", "masked"
+
+
+def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
+    """For each query tile (start, stop): the key spans it must see, [(start, stop, FREE or MASKED)].
+
+    Keys go in units of tq; a unit whose mask is −inf for every row (and batch entry) is left out, and
+    runs of live units are joined into spans at most `span` wide. FREE: the mask is 0 there (not added)."""
+    tiles = []
+    for a in range(0, Tq, tq):
+        b = min(a + tq, Tq)
+        spans = []
+        for c in range(0, Tk, tq):
+            d = min(c + tq, Tk)
+            kind = FREE
+            if mask is not None:
+                m = mask[..., a:b, c:d]
+                if np.isneginf(m).all():
+                    continue
+                kind = FREE if not m.any() else MASKED
+            if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
+                start, _, before = spans[-1]
+                spans[-1] = (start, d, MASKED if MASKED in (before, kind) else FREE)
+            else:
+                spans.append((c, d, kind))
+        tiles.append(((a, b), spans))
+    return tiles
+
+
+@functools.lru_cache(maxsize=32)
+def causal_spans(T: int, tq: int, span: int, dtype: np.dtype):
+    from tinygrad_like.fused import constant
+    return key_spans(constant("causal", T, dtype), T, T, tq, span)
+
+
+def _take(a, start: int, stop: int):
+    """Rows start:stop of the leading (batch) axis, or the array itself where that axis is broadcast (size 1)."""
+    return a if a is None or a.shape[0] == 1 else a[start:stop]
+
+
+def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum a over the axes where `shape` has 1 and a does not (GQA's query heads per KV head)."""
+    axes = tuple(i for i, (n, m) in enumerate(zip(shape, a.shape)) if n == 1 and m != 1)
+    return a.sum(axes, keepdims=True) if axes else a
+
+
+def _scores(qs, k, mask, rows, keys, kind):
+    """One tile of scores: (q·scale) kᵀ over the key span, plus the mask there when it is not 0."""
+    s = np.matmul(qs, np.swapaxes(k[..., keys[0]:keys[1], :], -1, -2))
+    if kind == MASKED:
+        m = mask[..., rows[0]:rows[1], keys[0]:keys[1]]
+        if np.broadcast_shapes(s.shape, m.shape) == s.shape:
+            s += m
+        else:
+            s = s + m
+    return s
+
+
+def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
+    """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk.
+
+    q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
+    all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
+    N = out.shape[0]
+    pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
+                                      _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
+             range(0, N, chunk))
+
+
+def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
+    from tinygrad_like.fused import array_max, array_sum
+    for (a, b), spans in tiles:
+        qs = q[..., a:b, :] * scale
+        m = l = acc = None
+        for c, d, kind in spans:
+            s = _scores(qs, k, mask, (a, b), (c, d), kind)
+            m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
+            shift = np.where(np.isneginf(m_new), 0, m_new)                       # a row masked so far: 0
+            s -= shift
+            np.exp(s, out=s)                                                      # p
+            pv = np.matmul(s, v[..., c:d, :])
+            if m is None:
+                l, acc = array_sum(s, -1), pv
+            else:
+                correction = np.exp(m - shift)                                    # rescale what came before
+                l = l * correction + array_sum(s, -1)
+                acc = acc * correction + pv
+            m = m_new
+        if m is None:                                                             # every key masked
+            out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
+            continue
+        dead = l == 0
+        if dead.any():
+            l[dead] = np.inf                                                      # acc / inf = 0, lse = +inf
+        np.divide(acc, l, out=out[..., a:b, :])
+        np.log(l, out=l)
+        np.add(np.where(dead, 0, m), l, out=lse[..., a:b, :])
+
+
+def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
+    """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
+    after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse."""
+    N = g.shape[0]
+    pool.run(lambda i: _backward_chunk(
+        g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
+        lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk], dv[i:i + chunk]),
+        range(0, N, chunk))
+
+
+def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
+    D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
+    written = np.zeros(dk.shape[-2], bool)                                        # key rows of dk, dv set so far
+    for (a, b), spans in tiles:
+        qs, gt, lse_t, D_t = q[..., a:b, :] * scale, g[..., a:b, :], lse[..., a:b, :], D[..., a:b, :]
+        dq_t = None
+        for c, d, kind in spans:
+            p = _scores(qs, k, mask, (a, b), (c, d), kind)
+            p -= lse_t
+            np.exp(p, out=p)                                                      # the weights, rebuilt
+            ds = np.matmul(gt, np.swapaxes(v[..., c:d, :], -1, -2))               # g vᵀ
+            ds -= D_t
+            ds *= p
+            _accumulate(dv, _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape), c, d, written)
+            _accumulate(dk, _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qs), dk.shape), c, d, written)
+            written[c:d] = True
+            ds_k = np.matmul(ds, k[..., c:d, :])
+            if dq_t is None:
+                dq_t = ds_k
+            else:
+                dq_t += ds_k
+        if dq_t is None:
+            dq[..., a:b, :] = 0
+        else:
+            np.multiply(dq_t, scale, out=dq[..., a:b, :])
+    if not written.all():                                                         # keys no query sees
+        dk[..., ~written, :] = 0
+        dv[..., ~written, :] = 0
+
+
+def _accumulate(dest, tile, c: int, d: int, written: np.ndarray):
+    """dest[key rows c:d] += tile, where rows not yet written count as 0 (so dest needs no zeroing)."""
+    seen = written[c:d]
+    if seen.all():
+        dest[..., c:d, :] += tile
+    elif not seen.any():
+        dest[..., c:d, :] = tile
+    else:
+        part = dest[..., c:d, :]
+        part[..., ~seen, :] = 0
+        part += tile

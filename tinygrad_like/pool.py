@@ -1,0 +1,49 @@
+"""A small pool of threads for numpy work that lets go of the GIL (BLAS matmuls, ufuncs over arrays).
+
+`run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads. While the pool works,
+BLAS is held to one thread (threadpoolctl), so that two levels of threads do not fight over the cores.
+Each task must write only its own part of the output: here, one chunk of batch entries of attention.
+
+The thread count: `tinygrad_like.set_num_threads(n)`, or the environment variable TINYGRAD_LIKE_NUM_THREADS
+read at import; 1 by default (inline, no pool, BLAS left as it is).
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+_threads = max(1, int(os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")))
+_executor: ThreadPoolExecutor | None = None
+_blas = None  # threadpoolctl's controller, made on first use
+
+
+def set_num_threads(n: int) -> None:
+    """Run chunked numpy work (attention) on n threads; 1 runs it inline."""
+    global _threads, _executor
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: need n >= 1, got {n}")
+    if _executor is not None and int(n) != _threads:
+        _executor.shutdown()
+        _executor = None
+    _threads = int(n)
+
+
+def get_num_threads() -> int:
+    return _threads
+
+
+def run(task, items) -> None:
+    """task(item) for each item; on the pool's threads when there are several of both."""
+    global _executor, _blas
+    items = list(items)
+    if _threads == 1 or len(items) < 2:
+        for item in items:
+            task(item)
+        return
+    if _executor is None:
+        from threadpoolctl import ThreadpoolController
+        _executor = ThreadPoolExecutor(_threads, thread_name_prefix="tinygrad_like")
+        _blas = _blas or ThreadpoolController()
+    with _blas.limit(limits=1, user_api="blas"):
+        for future in [_executor.submit(task, item) for item in items]:
+            future.result()                                                     # re-raises a task's error
