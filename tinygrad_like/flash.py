@@ -110,9 +110,9 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
     return a.sum(axes, keepdims=True) if axes else a
 
 
-def _scores(qs, k, mask, rows, keys, kind):
+def _scores(qs, kT, mask, rows, keys, kind):
     """One tile of scores: (q·scale) kᵀ over the key span, plus the mask there when it is not 0."""
-    s = np.matmul(qs, np.swapaxes(k[..., keys[0]:keys[1], :], -1, -2))
+    s = np.matmul(qs[..., rows[0]:rows[1], :], kT[..., keys[0]:keys[1]])
     if kind == MASKED:
         m = mask[..., rows[0]:rows[1], keys[0]:keys[1]]
         if np.broadcast_shapes(s.shape, m.shape) == s.shape:
@@ -120,6 +120,12 @@ def _scores(qs, k, mask, rows, keys, kind):
         else:
             s = s + m
     return s
+
+
+def _transposed(a):
+    """(..., T, d) -> a contiguous (..., d, T): BLAS multiplies by it at full speed (by a transposed
+    view at about 60%, measured for 64×32 @ 32×128 in float32)."""
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2))
 
 
 def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
@@ -135,11 +141,11 @@ def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
 
 def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     from tinygrad_like.fused import array_max, array_sum
+    qs, kT, v = q * scale, _transposed(k), np.ascontiguousarray(v)
     for (a, b), spans in tiles:
-        qs = q[..., a:b, :] * scale
         m = l = acc = None
         for c, d, kind in spans:
-            s = _scores(qs, k, mask, (a, b), (c, d), kind)
+            s = _scores(qs, kT, mask, (a, b), (c, d), kind)
             m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
             shift = np.where(np.isneginf(m_new), 0, m_new)                       # a row masked so far: 0
             s -= shift
@@ -175,20 +181,21 @@ def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
 
 def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
     D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
-    written = np.zeros(dk.shape[-2], bool)                                        # key rows of dk, dv set so far
+    qs, kT, vT = q * scale, _transposed(k), _transposed(v)
+    k, g = np.ascontiguousarray(k), np.ascontiguousarray(g)
+    dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
     for (a, b), spans in tiles:
-        qs, gt, lse_t, D_t = q[..., a:b, :] * scale, g[..., a:b, :], lse[..., a:b, :], D[..., a:b, :]
+        gt, qt = g[..., a:b, :], qs[..., a:b, :]
         dq_t = None
         for c, d, kind in spans:
-            p = _scores(qs, k, mask, (a, b), (c, d), kind)
-            p -= lse_t
+            p = _scores(qs, kT, mask, (a, b), (c, d), kind)
+            p -= lse[..., a:b, :]
             np.exp(p, out=p)                                                      # the weights, rebuilt
-            ds = np.matmul(gt, np.swapaxes(v[..., c:d, :], -1, -2))               # g vᵀ
-            ds -= D_t
+            ds = np.matmul(gt, vT[..., c:d])                                      # g vᵀ
+            ds -= D[..., a:b, :]
             ds *= p
-            _accumulate(dv, _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape), c, d, written)
-            _accumulate(dk, _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qs), dk.shape), c, d, written)
-            written[c:d] = True
+            dv_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
+            dk_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
             ds_k = np.matmul(ds, k[..., c:d, :])
             if dq_t is None:
                 dq_t = ds_k
@@ -198,19 +205,4 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
             dq[..., a:b, :] = 0
         else:
             np.multiply(dq_t, scale, out=dq[..., a:b, :])
-    if not written.all():                                                         # keys no query sees
-        dk[..., ~written, :] = 0
-        dv[..., ~written, :] = 0
-
-
-def _accumulate(dest, tile, c: int, d: int, written: np.ndarray):
-    """dest[key rows c:d] += tile, where rows not yet written count as 0 (so dest needs no zeroing)."""
-    seen = written[c:d]
-    if seen.all():
-        dest[..., c:d, :] += tile
-    elif not seen.any():
-        dest[..., c:d, :] = tile
-    else:
-        part = dest[..., c:d, :]
-        part[..., ~seen, :] = 0
-        part += tile
+    dk[...], dv[...] = dk_sum, dv_sum

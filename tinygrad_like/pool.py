@@ -22,7 +22,7 @@ def set_num_threads(n: int) -> None:
     global _threads, _executor
     if int(n) < 1:
         raise ValueError(f"set_num_threads: need n >= 1, got {n}")
-    if _executor is not None and int(n) != _threads:
+    if _executor is not None and int(n) != _threads:  # a pool of the new size on next use
         _executor.shutdown()
         _executor = None
     _threads = int(n)
@@ -33,17 +33,28 @@ def get_num_threads() -> int:
 
 
 def run(task, items) -> None:
-    """task(item) for each item; on the pool's threads when there are several of both."""
+    """task(item) for each item: split into one share per thread, the calling thread taking the first."""
     global _executor, _blas
     items = list(items)
-    if _threads == 1 or len(items) < 2:
+    n = min(_threads, len(items))
+    if n < 2:
         for item in items:
             task(item)
         return
     if _executor is None:
         from threadpoolctl import ThreadpoolController
-        _executor = ThreadPoolExecutor(_threads, thread_name_prefix="tinygrad_like")
+        _executor = ThreadPoolExecutor(_threads - 1, thread_name_prefix="tinygrad_like")
         _blas = _blas or ThreadpoolController()
+    shares = [items[i::n] for i in range(n)]
     with _blas.limit(limits=1, user_api="blas"):
-        for future in [_executor.submit(task, item) for item in items]:
-            future.result()                                                     # re-raises a task's error
+        futures = [_executor.submit(_run_share, task, share) for share in shares[1:]]
+        try:
+            _run_share(task, shares[0])
+        finally:
+            for future in futures:
+                future.result()                                                 # re-raises a task's error
+
+
+def _run_share(task, share):
+    for item in share:
+        task(item)
