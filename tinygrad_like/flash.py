@@ -59,7 +59,7 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     side = int((budget / per_pair) ** 0.5)
     tq = QUERY_TILE or max(8, 1 << max(0, side.bit_length() - 2))
     tq = max(1, min(tq, Tq))
-    span = max(tq, budget // (per_pair * tq) // tq * tq)
+    span = max(tq, budget // (per_pair * tq))
     chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
     return chunk, tq, span
 
@@ -70,20 +70,25 @@ FREE, MASKED = "free", "masked"
 def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     """For each query tile (start, stop): the key spans it must see, [(start, stop, FREE or MASKED)].
 
-    Keys go in units of tq; a unit whose mask is −inf for every row (and batch entry) is left out, and
-    runs of live units are joined into spans at most `span` wide. FREE: the mask is 0 there (not added)."""
+    Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
+    cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
+    are joined into spans at most `span` wide. FREE: the mask is 0 there (not added to the scores)."""
+    unit = min(span, QUERY_TILE or max(tq, 32))
+    starts = np.arange(0, Tk, unit)
     tiles = []
     for a in range(0, Tq, tq):
         b = min(a + tq, Tq)
+        dead, free = [False] * len(starts), [True] * len(starts)
+        if mask is not None and Tk:
+            m = mask[..., a:b, :]
+            axes = tuple(range(m.ndim - 1))
+            dead = np.logical_and.reduceat(np.isneginf(m).all(axes), starts).tolist()   # per unit of keys
+            free = np.logical_and.reduceat((m == 0).all(axes), starts).tolist()
         spans = []
-        for c in range(0, Tk, tq):
-            d = min(c + tq, Tk)
-            kind = FREE
-            if mask is not None:
-                m = mask[..., a:b, c:d]
-                if np.isneginf(m).all():
-                    continue
-                kind = FREE if not m.any() else MASKED
+        for c, gone, zero in zip(starts.tolist(), dead, free):
+            if gone:
+                continue
+            d, kind = min(c + unit, Tk), FREE if zero else MASKED
             if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
                 start, _, before = spans[-1]
                 spans[-1] = (start, d, MASKED if MASKED in (before, kind) else FREE)
@@ -122,10 +127,11 @@ def _scores(qs, kT, mask, rows, keys, kind):
     return s
 
 
-def _transposed(a):
-    """(..., T, d) -> a contiguous (..., d, T): BLAS multiplies by it at full speed (by a transposed
-    view at about 60%, measured for 64×32 @ 32×128 in float32)."""
-    return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+def _transposed(a, rows: int):
+    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it: BLAS
+    multiplies by a contiguous one at full speed, by a transposed view at about 60% (measured for
+    64×32 @ 32×128 in float32); for a few rows (decoding) the copy would cost more than it saves."""
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if rows >= 16 else np.swapaxes(a, -1, -2)
 
 
 def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
@@ -141,7 +147,7 @@ def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
 
 def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     from tinygrad_like.fused import array_max, array_sum
-    qs, kT, v = q * scale, _transposed(k), np.ascontiguousarray(v)
+    qs, kT = q * scale, _transposed(k, q.shape[-2])
     for (a, b), spans in tiles:
         m = l = acc = None
         for c, d, kind in spans:
@@ -181,8 +187,7 @@ def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
 
 def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
     D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
-    qs, kT, vT = q * scale, _transposed(k), _transposed(v)
-    k, g = np.ascontiguousarray(k), np.ascontiguousarray(g)
+    qs, kT, vT = q * scale, _transposed(k, q.shape[-2]), _transposed(v, q.shape[-2])
     dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
     for (a, b), spans in tiles:
         gt, qt = g[..., a:b, :], qs[..., a:b, :]

@@ -287,7 +287,8 @@ class Attention(Function):
         Tq, Tk = q.shape[-2], k.shape[-2]
         if mask is not None:
             mask = mask.reshape((1,) * (n - mask.ndim) + mask.shape)
-            mask = np.broadcast_to(mask, mask.shape[:-2] + (Tq, Tk))               # a (Tk,) padding mask too
+            if mask.shape[-2:] != (Tq, Tk):                                         # a (Tk,) padding mask
+                mask = np.broadcast_to(mask, mask.shape[:-2] + (Tq, Tk))
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], () if mask is None else mask.shape[:-2])
         out = np.empty(batch + (Tq, v.shape[-1]), np.result_type(q, k, v))
         self.lse = np.empty(batch + (Tq, 1), out.dtype)
