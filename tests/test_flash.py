@@ -62,7 +62,13 @@ def test_small_tiles_make_several_spans_and_chunks(monkeypatch):
     assert (chunk, rows, span) == (1, 2, 2)
     tiles = flash.causal_spans(7, rows, span, np.dtype(np.float64))
     assert [len(spans) for _, spans in tiles] == [1, 2, 3, 4]         # the online softmax meets up to 4
-    assert tiles[1] == ((2, 4), [(0, 2, flash.FREE), (2, 4, flash.MASKED)])   # (4, 6) above the diagonal: skipped
+    assert tiles[1] == ((2, 4), [(0, 2, None), (2, 4, (2, 4))])      # keys 4-5, above the diagonal: skipped
+
+
+def test_spans_add_the_mask_only_where_it_is_not_0(monkeypatch):
+    monkeypatch.setattr(flash, "QUERY_TILE", 2)
+    tiles = flash.key_spans(np.where(np.tril(np.ones((6, 6), bool)), 0.0, -np.inf), 6, 6, 2, 6)
+    assert tiles == [((0, 2), [(0, 2, (0, 2))]), ((2, 4), [(0, 4, (2, 4))]), ((4, 6), [(0, 6, (4, 6))])]
 
 
 def test_tile_sizes_fit_the_budget():

@@ -64,15 +64,14 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     return chunk, tq, span
 
 
-FREE, MASKED = "free", "masked"
-
-
 def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
-    """For each query tile (start, stop): the key spans it must see, [(start, stop, FREE or MASKED)].
+    """For each query tile (start, stop): the key spans it must see, [(start, stop, masked)], masked
+    being the keys (from, to) of the span where the mask is not 0, None where it is 0 throughout.
 
     Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
     cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
-    are joined into spans at most `span` wide. FREE: the mask is 0 there (not added to the scores)."""
+    are joined into spans at most `span` wide. The mask is added to the scores only on the masked keys
+    (for causal attention: the diagonal unit)."""
     unit = min(span, QUERY_TILE or max(tq, 32))
     starts = np.arange(0, Tk, unit)
     tiles = []
@@ -88,12 +87,13 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
         for c, gone, zero in zip(starts.tolist(), dead, free):
             if gone:
                 continue
-            d, kind = min(c + unit, Tk), FREE if zero else MASKED
+            d = min(c + unit, Tk)
+            masked = None if zero else (c, d)
             if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
                 start, _, before = spans[-1]
-                spans[-1] = (start, d, MASKED if MASKED in (before, kind) else FREE)
+                spans[-1] = (start, d, (before[0], d) if before and masked else before or masked)
             else:
-                spans.append((c, d, kind))
+                spans.append((c, d, masked))
         tiles.append(((a, b), spans))
     return tiles
 
@@ -115,15 +115,18 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
     return a.sum(axes, keepdims=True) if axes else a
 
 
-def _scores(qs, kT, mask, rows, keys, kind):
-    """One tile of scores: (q·scale) kᵀ over the key span, plus the mask there when it is not 0."""
-    s = np.matmul(qs[..., rows[0]:rows[1], :], kT[..., keys[0]:keys[1]])
-    if kind == MASKED:
-        m = mask[..., rows[0]:rows[1], keys[0]:keys[1]]
-        if np.broadcast_shapes(s.shape, m.shape) == s.shape:
-            s += m
-        else:
-            s = s + m
+def _scores(qs, kT, mask, rows, keys, masked):
+    """One tile of scores: (q·scale) kᵀ over the key span, plus the mask on its masked keys."""
+    (a, b), (c, d) = rows, keys
+    s = np.matmul(qs[..., a:b, :], kT[..., c:d])
+    if masked:
+        e, f = masked
+        part = s[..., e - c:f - c]
+        m = mask[..., a:b, e:f]
+        if np.broadcast_shapes(part.shape, m.shape) == part.shape:
+            part += m
+        else:                                                                     # a mask with more batch axes
+            s = s + mask[..., a:b, c:d]
     return s
 
 
@@ -147,11 +150,11 @@ def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
 
 def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     from tinygrad_like.fused import array_max, array_sum
-    qs, kT = q * scale, _transposed(k, q.shape[-2])
+    qs, kT, v = q * scale, _transposed(k, q.shape[-2]), np.ascontiguousarray(v)
     for (a, b), spans in tiles:
         m = l = acc = None
-        for c, d, kind in spans:
-            s = _scores(qs, kT, mask, (a, b), (c, d), kind)
+        for c, d, masked in spans:
+            s = _scores(qs, kT, mask, (a, b), (c, d), masked)
             m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
             shift = np.where(np.isneginf(m_new), 0, m_new)                       # a row masked so far: 0
             s -= shift
@@ -188,12 +191,13 @@ def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
 def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
     D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
     qs, kT, vT = q * scale, _transposed(k, q.shape[-2]), _transposed(v, q.shape[-2])
+    k, g = np.ascontiguousarray(k), np.ascontiguousarray(g)                       # BLAS reads them faster
     dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
     for (a, b), spans in tiles:
         gt, qt = g[..., a:b, :], qs[..., a:b, :]
         dq_t = None
-        for c, d, kind in spans:
-            p = _scores(qs, kT, mask, (a, b), (c, d), kind)
+        for c, d, masked in spans:
+            p = _scores(qs, kT, mask, (a, b), (c, d), masked)
             p -= lse[..., a:b, :]
             np.exp(p, out=p)                                                      # the weights, rebuilt
             ds = np.matmul(gt, vT[..., c:d])                                      # g vᵀ
