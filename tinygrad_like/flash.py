@@ -50,7 +50,8 @@ def l2_bytes() -> int:
 def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
 
-    Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize. The query tile is
+    Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
+    one batch entry alone need more), with at least one chunk per thread of the pool. The query tile is
     half the side of the square that fits (a power of two), so that causal tiles above the diagonal can be
     skipped; key spans are as wide as the rest of the budget allows, all keys when they fit."""
     budget = TILE_BYTES or l2_bytes() // 4
@@ -61,7 +62,7 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     tq = max(1, min(tq, Tq))
     span = max(tq, budget // (per_pair * tq))
     chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
-    return chunk, tq, span
+    return min(chunk, -(-batch[0] // pool.get_num_threads())), tq, span              # a chunk for every thread
 
 
 def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):

@@ -289,7 +289,7 @@ class Attention(Function):
             mask = mask.reshape((1,) * (n - mask.ndim) + mask.shape)
             if mask.shape[-2:] != (Tq, Tk):                                         # a (Tk,) padding mask
                 mask = np.broadcast_to(mask, mask.shape[:-2] + (Tq, Tk))
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], () if mask is None else mask.shape[:-2])
+        batch = (1,) * (n - 2 - len(shape)) + shape                                  # the batch axes, padded
         out = np.empty(batch + (Tq, v.shape[-1]), np.result_type(q, k, v))
         self.lse = np.empty(batch + (Tq, 1), out.dtype)
         self.chunk, tq, span = flash.plan(batch, Tq, Tk, out.dtype.itemsize)
