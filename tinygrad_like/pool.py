@@ -10,6 +10,7 @@ read at import; 1 by default (inline, no pool, BLAS left as it is).
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 _threads = max(1, int(os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")))
@@ -33,7 +34,8 @@ def get_num_threads() -> int:
 
 
 def run(task, items) -> None:
-    """task(item) for each item: split into one share per thread, the calling thread taking the first."""
+    """task(item) for each item, on the calling thread and the pool's: each takes the next item when it
+    is done with one, so a thread slowed down (by another process on its core) takes fewer."""
     global _executor, _blas
     items = list(items)
     n = min(_threads, len(items))
@@ -45,16 +47,24 @@ def run(task, items) -> None:
         from threadpoolctl import ThreadpoolController
         _executor = ThreadPoolExecutor(_threads - 1, thread_name_prefix="tinygrad_like")
         _blas = _blas or ThreadpoolController()
-    shares = [items[i::n] for i in range(n)]
+    queue = iter(items)
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                item = next(queue, _DONE)
+            if item is _DONE:
+                return
+            task(item)
+
     with _blas.limit(limits=1, user_api="blas"):
-        futures = [_executor.submit(_run_share, task, share) for share in shares[1:]]
+        futures = [_executor.submit(work) for _ in range(n - 1)]
         try:
-            _run_share(task, shares[0])
+            work()
         finally:
             for future in futures:
                 future.result()                                                 # re-raises a task's error
 
 
-def _run_share(task, share):
-    for item in share:
-        task(item)
+_DONE = object()
