@@ -163,3 +163,12 @@ def test_thread_count_must_be_positive():
     with pytest.raises(ValueError, match="set_num_threads"):
         tinygrad_like.set_num_threads(0)
     assert tinygrad_like.get_num_threads() >= 1
+
+
+def test_thread_count_from_the_environment(monkeypatch):
+    from tinygrad_like import pool
+    monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "3")
+    assert pool._threads_from_env() == 3
+    monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "two")
+    with pytest.raises(ValueError, match="TINYGRAD_LIKE_NUM_THREADS"):
+        pool._threads_from_env()

@@ -13,7 +13,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-_threads = max(1, int(os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")))
+def _threads_from_env() -> int:
+    value = os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"TINYGRAD_LIKE_NUM_THREADS must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+_threads = _threads_from_env()
 _executor: ThreadPoolExecutor | None = None
 _blas = None  # threadpoolctl's controller, made on first use
 
