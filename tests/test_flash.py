@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tinygrad_like
-from tinygrad_like import Tensor, composed, flash, grad
 from tests.test_fused import check_fused_equals_composed
+from tinygrad_like import Tensor, composed, flash, grad
 
 rng = np.random.default_rng(1)
 

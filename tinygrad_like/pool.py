@@ -13,6 +13,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+
 def _threads_from_env() -> int:
     value = os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")
     if not value.strip().isdigit() or int(value) < 1:
