@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     half the side of the square that fits (a power of two), so that causal tiles above the diagonal can be
     skipped; key spans are as wide as the rest of the budget allows, all keys when they fit."""
     budget = TILE_BYTES or l2_bytes() // 4
-    heads = int(np.prod(batch[1:], dtype=np.int64)) if len(batch) > 1 else 1
+    heads = math.prod(batch[1:])
     per_pair = max(1, heads * itemsize)
     side = int((budget / per_pair) ** 0.5)
     tq = QUERY_TILE or max(8, 1 << max(0, side.bit_length() - 2))
@@ -151,7 +152,8 @@ def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
 
 def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     from tinygrad_like.fused import array_max, array_sum
-    qs, kT, v = q * scale, _transposed(k, q.shape[-2]), np.ascontiguousarray(v)
+    qs, kT = q * scale, _transposed(k, q.shape[-2])
+    v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
     for (a, b), spans in tiles:
         m = l = acc = None
         for c, d, masked in spans:
