@@ -100,6 +100,16 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     return tiles
 
 
+def tiling(mask: np.ndarray | None, batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, tiles) for attention with this mask: `plan` and `key_spans`, or one
+    tile of everything when all the scores fit in one tile's budget (decoding with a KV cache: one
+    query row), which saves their cost on every call."""
+    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 4):
+        return batch[0], [((0, Tq), [(0, Tk, None if mask is None else (0, Tk))] if Tk else [])]
+    chunk, tq, span = plan(batch, Tq, Tk, itemsize)
+    return chunk, key_spans(mask, Tq, Tk, tq, span)
+
+
 @functools.lru_cache(maxsize=32)
 def causal_spans(T: int, tq: int, span: int, dtype: np.dtype):
     from tinygrad_like.fused import constant

@@ -292,8 +292,7 @@ class Attention(Function):
         batch = (1,) * (n - 2 - len(shape)) + shape                                  # the batch axes, padded
         out = np.empty(batch + (Tq, v.shape[-1]), np.result_type(q, k, v))
         self.lse = np.empty(batch + (Tq, 1), out.dtype)
-        self.chunk, tq, span = flash.plan(batch, Tq, Tk, out.dtype.itemsize)
-        self.tiles = flash.key_spans(mask, Tq, Tk, tq, span)
+        self.chunk, self.tiles = flash.tiling(mask, batch, Tq, Tk, out.dtype.itemsize)
         self.arrays = q, k, v, mask
         flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk)
         return out.reshape(shape + out.shape[-2:])
