@@ -75,18 +75,18 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     are joined into spans at most `span` wide. The mask is added to the scores only on the masked keys
     (for causal attention: the diagonal unit)."""
     unit = min(span, QUERY_TILE or max(tq, 32))
-    starts = np.arange(0, Tk, unit)
+    starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
+    dead = [[False] * len(starts)] * len(rows)
+    free = [[True] * len(starts)] * len(rows)
+    if mask is not None and Tk and Tq:
+        axes = tuple(range(mask.ndim - 2))                                        # over batch entries too
+        per_tile = lambda keep: np.logical_and.reduceat(np.logical_and.reduceat(keep, starts, 1), rows, 0).tolist()
+        dead, free = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
     tiles = []
-    for a in range(0, Tq, tq):
+    for i, a in enumerate(rows.tolist()):
         b = min(a + tq, Tq)
-        dead, free = [False] * len(starts), [True] * len(starts)
-        if mask is not None and Tk:
-            m = mask[..., a:b, :]
-            axes = tuple(range(m.ndim - 1))
-            dead = np.logical_and.reduceat(np.isneginf(m).all(axes), starts).tolist()   # per unit of keys
-            free = np.logical_and.reduceat((m == 0).all(axes), starts).tolist()
         spans = []
-        for c, gone, zero in zip(starts.tolist(), dead, free):
+        for c, gone, zero in zip(starts.tolist(), dead[i], free[i]):
             if gone:
                 continue
             d = min(c + unit, Tk)
