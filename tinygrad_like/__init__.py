@@ -4,6 +4,8 @@ from tinygrad_like.tensor import Tensor, grad
 from tinygrad_like.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tinygrad_like.graph import draw_graph
 from tinygrad_like.backprop_steps import backprop_steps
+from tinygrad_like.pool import get_num_threads, set_num_threads
 
 __all__ = ["Tensor", "no_grad", "enable_grad", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
-           "draw_graph", "backprop_steps", "scope", "detect_anomaly", "composed"]
+           "draw_graph", "backprop_steps", "scope", "detect_anomaly", "composed", "set_num_threads",
+           "get_num_threads"]

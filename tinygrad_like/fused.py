@@ -399,48 +399,53 @@ class CrossEntropy(Function):
 
 class Attention(Function):
     """softmax(q kᵀ·scale + mask) v on (..., T, d) arrays; mask is additive (0 or −inf, or any float).
-    A query whose every key is masked gets weights 0, so output 0 and gradients 0 (PyTorch's choice).
+    Computed in cache-sized tiles by flash.py, which keeps only each row's log-sum-exp for backward.
 
     Backward, with w the attention weights: dv = wᵀg, dw = g vᵀ, ds = w ⊙ (dw − Σ dw⊙w),
-    dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes).
+    dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes). A query row whose
+    keys are all masked gives 0, with zero gradients (PyTorch's choice).
     """
     def forward(self, q, k, v, mask):
+        from tinygrad_like import flash
         self.scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
         self.mask = mask
-        out, self.weights = _attend(q, k, v, mask, self.scale)
-        return out
+        shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], () if mask is None else mask.shape[:-2])
+        n = max(3, q.ndim, k.ndim, v.ndim, 0 if mask is None else mask.ndim)
+        q, k, v = (a.reshape((1,) * (n - a.ndim) + a.shape) for a in (q, k, v))    # the same number of axes
+        Tq, Tk = q.shape[-2], k.shape[-2]
+        if mask is not None:
+            mask = mask.reshape((1,) * (n - mask.ndim) + mask.shape)
+            if mask.shape[-2:] != (Tq, Tk):                                         # a (Tk,) padding mask
+                mask = np.broadcast_to(mask, mask.shape[:-2] + (Tq, Tk))
+        batch = (1,) * (n - 2 - len(shape)) + shape                                  # the batch axes, padded
+        out = np.empty(batch + (Tq, v.shape[-1]), np.result_type(q, k, v))
+        self.lse = np.empty(batch + (Tq, 1), out.dtype)
+        self.chunk, self.tiles = flash.tiling(mask, batch, Tq, Tk, out.dtype.itemsize)
+        self.arrays = q, k, v, mask
+        flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk)
+        return out.reshape(shape + out.shape[-2:])
 
     def backward(self, grad, out):
+        from tinygrad_like import flash
+        from tinygrad_like.ops import unbroadcast
+        from tinygrad_like.tensor import Tensor
         q, k, v = self.parents
-        w = saved_or_rebuilt(self.weights, lambda: _attention_weights(q, k, self.mask, self.scale))
         need = [p.requires_grad for p in self.parents]
-        return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need)
-
-
-def _attend(q, k, v, mask, scale):
-    """(softmax(q kᵀ·scale + mask) v, the softmax) on arrays, the scores computed and normalised in place."""
-    weights = np.matmul(q * scale, np.swapaxes(k, -1, -2))                   # (..., Tq, Tk); q is the smaller
-    if mask is not None and np.broadcast_shapes(weights.shape, mask.shape) == weights.shape:
-        weights += mask
-    elif mask is not None:
-        weights = weights + mask                                              # a mask with more batch axes
-    top = array_max(weights, -1)                                              # (..., Tq, 1)
-    dead = np.isneginf(top) if mask is not None else None                     # every key masked (padding)
-    if dead is not None and dead.any():
-        top[dead] = 0                                                         # not −inf − (−inf) = NaN
-    else:
-        dead = None
-    weights -= top
-    np.exp(weights, out=weights)
-    sums = array_sum(weights, -1)
-    if dead is not None:
-        sums[dead] = 1                                                        # a dead row's weights stay 0
-    weights *= 1 / sums
-    return np.matmul(weights, v), weights                                     # (..., Tq, dv)
+        if state.grad_enabled:  # create_graph: the weights rebuilt from q and k with Tensor ops
+            w = _attention_weights(q, k, self.mask, self.scale)
+            return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need)
+        qa, ka, va, mask = self.arrays
+        g = grad.data.reshape(self.lse.shape[:-2] + grad.shape[-2:])
+        grads = [np.empty(self.lse.shape[:-2] + a.shape[-2:], a.dtype) for a in (qa, ka, va)]
+        flash.backward(g, qa, ka, va, out.data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
+                       self.chunk)
+        return tuple(Tensor._make(d.reshape(p.shape) if d.size == p.data.size else unbroadcast(d, p.shape), None)
+                     if wanted else None for d, p, wanted in zip(grads, self.parents, need))
 
 
 def _attention_weights(q, k, mask, scale):
-    """The softmax of _attend rebuilt from the Tensors q and k, for a recorded (create_graph) backward."""
+    """The weights of Attention rebuilt from the Tensors q and k, for a recorded (create_graph) backward.
+    Rows whose keys are all masked get weights 0 (tensor.attention_softmax, as on the composed path)."""
     from tinygrad_like.tensor import Tensor, attention_softmax
     scores = q @ k.transpose(-2, -1) * float(scale)
     return attention_softmax(scores if mask is None else scores + Tensor._make(mask, None))
@@ -455,9 +460,6 @@ def _attention_grads(g, q, k, v, w, scale, need):
             unbroadcast(swap_last(w) @ g, v.shape) if need[2] else None)
 
 
-BLOCKED_FROM_T = 256  # causal attention in two query blocks from this length on (slower below it, measured)
-
-
 class MultiHeadAttention(Function):
     """Causal (or full) multi-head self-attention read straight from the packed projection: what
     nn.Attention computes between c_attn and c_proj, as one op. qkv (B, T, (nh + 2·nkv)·hs) holds
@@ -465,58 +467,48 @@ class MultiHeadAttention(Function):
     holds the heads' results side by side. Query head h reads KV head h // (nh / nkv) (grouped-query
     attention; nkv = nh is plain multi-head).
 
-    Causal attention skips what the mask would throw away: from T = 256 on, the queries go in two
-    blocks and the first block meets only the first half of the keys, so a quarter of the scores is
-    never computed (the block skipping of flash attention, without its tiling of the softmax).
-
-    Backward, per block: the Attention backward, dq of the block's rows, dk and dv summed over the
-    blocks, all written back into one (B, T, ·) array in the packed layout.
+    Computed in cache-sized tiles by flash.py, straight from views of qkv into the output's layout;
+    causal tiles above the diagonal are skipped. Backward is the Attention backward, written into one
+    (B, T, ·) array in the packed layout.
     """
     def forward(self, qkv, n_head, n_kv_head, causal):
+        from tinygrad_like import flash
         self.heads, self.causal = (n_head, n_kv_head), causal
         q, k, v = split_heads(qkv, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
-        self.scale = qkv.dtype.type(1 / math.sqrt(q.shape[-1]))
-        parts = [_attend(q[..., rows, :], k[..., :keys, :], v[..., :keys, :], mask, self.scale)
-                 for rows, keys, mask in self._blocks_of(qkv, causal)]
-        self.weights = [w for _, w in parts]
-        return join_heads(parts[0][0] if len(parts) == 1 else np.concatenate([out for out, _ in parts], axis=-2))
+        B, n_kv, group, T, hs = q.shape
+        self.scale = qkv.dtype.type(1 / math.sqrt(hs))
+        self.chunk, tq, span = flash.plan(q.shape[:-2], T, T, qkv.dtype.itemsize)
+        self.tiles = flash.causal_spans(T, tq, span, qkv.dtype) if causal else flash.key_spans(None, T, T, tq, span)
+        out = np.empty((B, T, n_kv, group, hs), qkv.dtype)
+        self.lse = np.empty(q.shape[:-1] + (1,), qkv.dtype)
+        flash.forward(q, k, v, self._mask(T, qkv.dtype), self.scale, self.tiles, by_heads(out), self.lse, self.chunk)
+        return out.reshape(B, T, n_kv * group * hs)
 
-    @staticmethod
-    def _blocks_of(qkv, causal: bool):
-        """(query rows, number of keys they see, additive mask) per block of queries."""
-        T = qkv.shape[1]
-        if not causal:
-            return [(slice(0, T), T, None)]
-        mask = constant("causal", T, qkv.dtype)
-        cuts = [0, T // 2, T] if T >= BLOCKED_FROM_T else [0, T]
-        return [(slice(a, b), b, mask[a:b, :b]) for a, b in zip(cuts, cuts[1:])]
+    def _mask(self, T, dtype):
+        return constant("causal", T, dtype).reshape(1, 1, 1, T, T) if self.causal else None
 
     def backward(self, grad, out):
+        from tinygrad_like import flash
         from tinygrad_like.tensor import Tensor
         qkv, = self.parents
-        if state.grad_enabled:  # create_graph: one block, the weights rebuilt from qkv with Tensor ops
-            T = qkv.shape[1]
-            q, k, _ = split_heads(qkv, *self.heads)
+        B, T, _ = qkv.shape
+        if state.grad_enabled:  # create_graph: the weights rebuilt from qkv with Tensor ops
+            q, k, v = split_heads(qkv, *self.heads)
             w = _attention_weights(q, k, constant("causal", T, qkv.dtype) if self.causal else None, self.scale)
-            return _multi_head_grads(grad, qkv, [(slice(0, T), T, None)], [w], self.heads, float(self.scale))
-        blocks = self._blocks_of(qkv.data, self.causal)
-        return Tensor._make(_multi_head_grads(grad.data, qkv.data, blocks, self.weights, self.heads, self.scale), None)
+            g = swap_12(grad.reshape(B, T, self.heads[0], -1)).reshape(q.shape)     # like q: (B, nkv, nh/nkv, T, hs)
+            return join_heads(*_attention_grads(g, q, k, v, w, float(self.scale), (True, True, True)))
+        q, k, v = split_heads(qkv.data, *self.heads)
+        dqkv = np.empty(qkv.shape, qkv.dtype)
+        dq, dk, dv = split_heads(dqkv, *self.heads)                                # views: written in place
+        g, o = (by_heads(a.data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
+        flash.backward(g, q, k, v, o, self.lse, self._mask(T, qkv.dtype), self.scale, self.tiles, dq, dk, dv,
+                       self.chunk)
+        return Tensor._make(dqkv, None)
 
 
-def _multi_head_grads(g, qkv, blocks, weights, heads, scale):
-    q, k, v = split_heads(qkv, *heads)
-    B, n_kv, group, T, hs = q.shape
-    g = swap_12(g.reshape(B, T, n_kv * group, hs)).reshape(q.shape)            # like q: (B, nkv, nh/nkv, T, hs)
-    if len(blocks) == 1:
-        return join_heads(*_attention_grads(g, q, k, v, weights[0], scale, (True, True, True)))
-    dq, dk, dv = [], np.zeros(k.shape, k.dtype), np.zeros(v.shape, v.dtype)
-    for (rows, keys, _), w in zip(blocks, weights):
-        dq_rows, dk_keys, dv_keys = _attention_grads(g[..., rows, :], q[..., rows, :], k[..., :keys, :],
-                                                     v[..., :keys, :], w, scale, (True, True, True))
-        dq.append(dq_rows)
-        dk[..., :keys, :] += dk_keys
-        dv[..., :keys, :] += dv_keys
-    return join_heads(np.concatenate(dq, axis=-2), dk, dv)
+def by_heads(a: np.ndarray) -> np.ndarray:
+    """(B, T, nkv, nh/nkv, hs) -> the view (B, nkv, nh/nkv, T, hs), the layout of split_heads' q."""
+    return a.transpose(0, 2, 3, 1, 4)
 
 
 def split_heads(qkv, n_head: int, n_kv_head: int):

@@ -1,0 +1,174 @@
+"""Attention in tiles (tinygrad_like/flash.py): with tiles of a few rows, so that every edge is met on
+small inputs, the fused ops still equal the composed attention to 1e-12 in float64 (values, both
+backward paths, second derivatives); fully masked rows give 0; float32 stays float32 and within 1e-6
+of the whole-scores formula; two threads give the same numbers as one."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tinygrad_like
+from tests.test_fused import check_fused_equals_composed
+from tinygrad_like import Tensor, composed, flash, grad
+
+rng = np.random.default_rng(1)
+
+FLOAT_MASK = np.linspace(-3, 3, 7 * 9).reshape(7, 9)
+FLOAT_MASK[:, 6:] = -np.inf                               # a band of masked keys: whole tiles skipped
+BOOL_MASK = rng.random((2, 1, 7, 9)) < 0.6
+BOOL_MASK[..., 0] = True                                  # every row sees a key
+
+CASES = {  # name: (function of the inputs, input shapes)
+    "causal, T not a multiple of the tile": (lambda x: x.multihead_attention(2, is_causal=True), [(2, 7, 12)]),
+    "causal, T = 1": (lambda x: x.multihead_attention(2, is_causal=True), [(3, 1, 12)]),
+    "full": (lambda x: x.multihead_attention(2), [(2, 9, 12)]),
+    "grouped-query": (lambda x: x.multihead_attention(4, 2, is_causal=True), [(2, 10, 16)]),
+    "multi-query": (lambda x: x.multihead_attention(3, 1, is_causal=True), [(3, 6, 10)]),
+    "sdpa causal": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True), [(2, 9, 3)] * 3),
+    "sdpa KV cache, 3 queries after 6 cached keys": (
+        lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True), [(2, 2, 3, 4), (2, 2, 9, 4), (2, 2, 9, 5)]),
+    "sdpa float mask with masked columns": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=FLOAT_MASK),
+                                            [(2, 7, 3), (2, 9, 3), (2, 9, 2)]),
+    "sdpa bool mask per batch entry": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=BOOL_MASK),
+                                       [(2, 3, 7, 4), (2, 3, 9, 4), (2, 3, 9, 4)]),
+    "sdpa broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+                             [(2, 3, 8, 4), (1, 3, 8, 4), (3, 8, 4)]),
+}
+
+TILINGS = {  # name: (QUERY_TILE, TILE_BYTES): small tiles, so that key spans and chunks are many
+    "rows 2, spans of 2 keys": (2, 2 * 2 * 8 * 2),
+    "rows 3, spans of up to 6 keys": (3, 3 * 6 * 8 * 2),
+    "automatic": (None, None),
+}
+
+
+@pytest.fixture(params=list(TILINGS))
+def tiling(request, monkeypatch):
+    rows, budget = TILINGS[request.param]
+    monkeypatch.setattr(flash, "QUERY_TILE", rows)
+    monkeypatch.setattr(flash, "TILE_BYTES", budget)
+    return request.param
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tiled_equals_composed(name, tiling):
+    check_fused_equals_composed(*CASES[name])
+
+
+def test_small_tiles_make_several_spans_and_chunks(monkeypatch):
+    monkeypatch.setattr(flash, "QUERY_TILE", 2)
+    monkeypatch.setattr(flash, "TILE_BYTES", 2 * 2 * 8 * 2)
+    chunk, rows, span = flash.plan((2, 2), 7, 7, 8)
+    assert (chunk, rows, span) == (1, 2, 2)
+    tiles = flash.causal_spans(7, rows, span, np.dtype(np.float64))
+    assert [len(spans) for _, spans in tiles] == [1, 2, 3, 4]         # the online softmax meets up to 4
+    assert tiles[1] == ((2, 4), [(0, 2, None), (2, 4, (2, 4))])      # keys 4-5, above the diagonal: skipped
+
+
+def test_spans_add_the_mask_only_where_it_is_not_0(monkeypatch):
+    monkeypatch.setattr(flash, "QUERY_TILE", 2)
+    tiles = flash.key_spans(np.where(np.tril(np.ones((6, 6), bool)), 0.0, -np.inf), 6, 6, 2, 6)
+    assert tiles == [((0, 2), [(0, 2, (0, 2))]), ((2, 4), [(0, 4, (2, 4))]), ((4, 6), [(0, 6, (4, 6))])]
+
+
+def test_tile_sizes_fit_the_budget():
+    assert flash.l2_bytes() >= 64 << 10
+    for batch, T, itemsize in [((16, 4), 128, 4), ((8, 6), 256, 4), ((1, 1), 2048, 8), ((64, 12), 1024, 8)]:
+        chunk, rows, span = flash.plan(batch, T, T, itemsize)
+        heads = int(np.prod(batch[1:]))
+        assert chunk * heads * rows * min(T, span) * itemsize <= flash.l2_bytes() // 4 or chunk == 1 and rows <= 8
+
+
+def sdpa_by_hand(q, k, v, allowed):
+    """Attention in float64 numpy with rows of no allowed key set to 0: the known answer."""
+    s = np.where(allowed, q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -np.inf)
+    live = allowed.any(-1, keepdims=True)
+    e = np.exp(s - np.where(live, s.max(-1, keepdims=True), 0))
+    return np.where(live, e / np.where(live, e.sum(-1, keepdims=True), 1), 0) @ v
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_fully_masked_rows_give_zero_and_zero_gradients(tiling, create_graph):
+    """A padding mask that hides every key from some queries: those rows are 0 (as in PyTorch), their
+    gradients 0, no NaN and no warning; the other rows are what they would be without them."""
+    allowed = rng.random((2, 6, 9)) < 0.5
+    allowed[0, 2] = allowed[1, 5] = allowed[1, 0] = False
+    allowed[0, 3, 1] = True
+    q, k, v = (Tensor(rng.standard_normal(s), dtype=np.float64, requires_grad=True) for s in [(2, 6, 4), (2, 9, 4), (2, 9, 3)])
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        out = q.scaled_dot_product_attention(k, v, attn_mask=allowed)
+        dq, dk, dv = grad(out.sum(), [q, k, v], create_graph=create_graph)
+    np.testing.assert_allclose(out.numpy(), sdpa_by_hand(q.numpy(), k.numpy(), v.numpy(), allowed), rtol=0, atol=1e-12)
+    for b, row in [(0, 2), (1, 5), (1, 0)]:
+        assert not out.numpy()[b, row].any() and not dq.numpy()[b, row].any()
+    for b, rows in [(0, [0, 1, 3, 4, 5]), (1, [1, 2, 3, 4])]:             # the live rows alone, composed
+        ql, kl, vl = (Tensor(a.numpy()[b:b + 1, rows] if a is q else a.numpy()[b:b + 1], requires_grad=True)
+                      for a in (q, k, v))
+        with composed():
+            ol = ql.scaled_dot_product_attention(kl, vl, attn_mask=allowed[b:b + 1, rows])
+            dql, dkl, dvl = grad(ol.sum(), [ql, kl, vl])
+        np.testing.assert_allclose(dq.numpy()[b, rows], dql.numpy()[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(dk.numpy()[b], dkl.numpy()[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(dv.numpy()[b], dvl.numpy()[0], rtol=0, atol=1e-12)
+
+
+def whole_scores_attention(qkv, n_head, u):
+    """The formula before tiles, in float32 numpy: every score at once; output and d(Σ out⊙u)/dqkv."""
+    B, T, W = qkv.shape
+    q, k, v = np.split(qkv.reshape(B, T, 3 * n_head, W // (3 * n_head)).transpose(0, 2, 1, 3), 3, axis=1)
+    scale = np.float32(1 / np.sqrt(q.shape[-1]))
+    s = q @ np.swapaxes(k, -1, -2) * scale + np.where(np.tril(np.ones((T, T), bool)), 0, -np.inf).astype(np.float32)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    g = u.reshape(B, T, n_head, -1).transpose(0, 2, 1, 3)
+    dw = g @ np.swapaxes(v, -1, -2)
+    ds = w * (dw - (dw * w).sum(-1, keepdims=True))
+    grads = [ds @ k * scale, np.swapaxes(ds, -1, -2) @ q * scale, np.swapaxes(w, -1, -2) @ g]
+    join = lambda a: a.transpose(0, 2, 1, 3).reshape(B, T, -1)
+    return join(w @ v), np.concatenate([a.transpose(0, 2, 1, 3) for a in grads], axis=2).reshape(B, T, W)
+
+
+def test_float32_stays_float32_and_close_to_the_whole_scores_formula(tiling):
+    qkv = rng.standard_normal((3, 37, 24)).astype(np.float32)
+    u = rng.standard_normal((3, 37, 8)).astype(np.float32)
+    x = Tensor(qkv, requires_grad=True)
+    out = x.multihead_attention(2, is_causal=True)
+    (out * Tensor(u)).sum().backward()
+    assert out.dtype == x.grad.dtype == np.float32
+    want_out, want_grad = whole_scores_attention(qkv, 2, u)
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-6, atol=1e-6 * np.abs(want_out).max())
+    np.testing.assert_allclose(x.grad.numpy(), want_grad, rtol=1e-6, atol=1e-6 * np.abs(want_grad).max())
+
+
+def test_two_threads_give_the_numbers_of_one(monkeypatch):
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setattr(flash, "QUERY_TILE", 4)
+    monkeypatch.setattr(flash, "TILE_BYTES", 4 * 8 * 2 * 8)
+    x = Tensor(rng.standard_normal((6, 11, 24)), requires_grad=True)
+    results = []
+    for threads in (1, 2):
+        tinygrad_like.set_num_threads(threads)
+        try:
+            out = x.multihead_attention(2, is_causal=True)
+            (dx,) = grad((out * out).sum(), [x])
+        finally:
+            tinygrad_like.set_num_threads(1)
+        results.append((out.numpy(), dx.numpy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_thread_count_must_be_positive():
+    with pytest.raises(ValueError, match="set_num_threads"):
+        tinygrad_like.set_num_threads(0)
+    assert tinygrad_like.get_num_threads() >= 1
+
+
+def test_thread_count_from_the_environment(monkeypatch):
+    from tinygrad_like import pool
+    monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "3")
+    assert pool._threads_from_env() == 3
+    monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "two")
+    with pytest.raises(ValueError, match="TINYGRAD_LIKE_NUM_THREADS"):
+        pool._threads_from_env()

@@ -1,0 +1,230 @@
+"""Attention that stays in the CPU cache: softmax(q kᵀ·scale + mask) v, tile by tile (the flash-attention
+idea, in numpy), for the fused ops `Attention` and `MultiHeadAttention` (fused.py).
+
+Built whole, the scores (..., Tq, Tk) of every head are 4 MB at B=16, nh=4, T=128 in float32, and the
+forward and backward walk them about eight times: through main memory, each time. Here the work goes
+in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
+takes a quarter of the L2 cache (`l2_bytes`; the rest holds the second tile-sized array of backward
+and the q, k, v rows). A tile's scores are made, used and dropped while they are still in cache.
+
+Forward, per query tile, over its key spans, keeping a running row max m, sum l and output acc
+(the online softmax; one span, the usual case up to T ~ 300, needs no rescaling):
+    s = q kᵀ·scale + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
+    l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
+Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
+between forward and backward), with D = Σ g⊙out per row:
+    p = exp(s − lse),  dv += pᵀ g,  ds = p ⊙ (g vᵀ − D),  dq += ds k·scale,  dk += dsᵀ q·scale
+Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
+whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
+
+Chunks of batch entries are independent, so they run on the thread pool (pool.py).
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import math
+
+import numpy as np
+
+from tinygrad_like import pool
+
+TILE_BYTES: int | None = None  # bytes of one tile of scores; None: a quarter of L2 (tests set it small)
+QUERY_TILE: int | None = None  # query rows per tile; None: from TILE_BYTES (tests set it small)
+
+
+@functools.lru_cache(maxsize=1)
+def l2_bytes() -> int:
+    """The L2 (data or unified) cache of cpu0 in bytes, read from sysfs; 256 KiB where sysfs does not say."""
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(f"{index}/level") as f, open(f"{index}/type") as t, open(f"{index}/size") as s:
+                level, kind, size = f.read().strip(), t.read().strip(), s.read().strip()
+        except OSError:
+            continue
+        if level == "2" and kind in ("Data", "Unified"):
+            units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+            return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    return 256 << 10
+
+
+def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
+
+    Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
+    one batch entry alone need more), with at least one chunk per thread of the pool. The query tile is
+    half the side of the square that fits (a power of two), so that causal tiles above the diagonal can be
+    skipped; key spans are as wide as the rest of the budget allows, all keys when they fit."""
+    budget = TILE_BYTES or l2_bytes() // 4
+    heads = math.prod(batch[1:])
+    per_pair = max(1, heads * itemsize)
+    side = int((budget / per_pair) ** 0.5)
+    tq = QUERY_TILE or max(8, 1 << max(0, side.bit_length() - 2))
+    tq = max(1, min(tq, Tq))
+    span = max(tq, budget // (per_pair * tq))
+    chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
+    return min(chunk, -(-batch[0] // pool.get_num_threads())), tq, span              # a chunk for every thread
+
+
+def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
+    """For each query tile (start, stop): the key spans it must see, [(start, stop, masked)], masked
+    being the keys (from, to) of the span where the mask is not 0, None where it is 0 throughout.
+
+    Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
+    cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
+    are joined into spans at most `span` wide. The mask is added to the scores only on the masked keys
+    (for causal attention: the diagonal unit)."""
+    unit = min(span, QUERY_TILE or max(tq, 32))
+    starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
+    dead = [[False] * len(starts)] * len(rows)
+    free = [[True] * len(starts)] * len(rows)
+    if mask is not None and Tk and Tq:
+        axes = tuple(range(mask.ndim - 2))                                        # over batch entries too
+        per_tile = lambda keep: np.logical_and.reduceat(np.logical_and.reduceat(keep, starts, 1), rows, 0).tolist()
+        dead, free = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
+    tiles = []
+    for i, a in enumerate(rows.tolist()):
+        b = min(a + tq, Tq)
+        spans = []
+        for c, gone, zero in zip(starts.tolist(), dead[i], free[i]):
+            if gone:
+                continue
+            d = min(c + unit, Tk)
+            masked = None if zero else (c, d)
+            if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
+                start, _, before = spans[-1]
+                spans[-1] = (start, d, (before[0], d) if before and masked else before or masked)
+            else:
+                spans.append((c, d, masked))
+        tiles.append(((a, b), spans))
+    return tiles
+
+
+def tiling(mask: np.ndarray | None, batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, tiles) for attention with this mask: `plan` and `key_spans`, or one
+    tile of everything when all the scores fit in one tile's budget (decoding with a KV cache: one
+    query row), which saves their cost on every call."""
+    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 4):
+        return batch[0], [((0, Tq), [(0, Tk, None if mask is None else (0, Tk))] if Tk else [])]
+    chunk, tq, span = plan(batch, Tq, Tk, itemsize)
+    return chunk, key_spans(mask, Tq, Tk, tq, span)
+
+
+@functools.lru_cache(maxsize=32)
+def causal_spans(T: int, tq: int, span: int, dtype: np.dtype):
+    from tinygrad_like.fused import constant
+    return key_spans(constant("causal", T, dtype), T, T, tq, span)
+
+
+def _take(a, start: int, stop: int):
+    """Rows start:stop of the leading (batch) axis, or the array itself where that axis is broadcast (size 1)."""
+    return a if a is None or a.shape[0] == 1 else a[start:stop]
+
+
+def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum a over the axes where `shape` has 1 and a does not (GQA's query heads per KV head)."""
+    axes = tuple(i for i, (n, m) in enumerate(zip(shape, a.shape)) if n == 1 and m != 1)
+    return a.sum(axes, keepdims=True) if axes else a
+
+
+def _scores(qs, kT, mask, rows, keys, masked):
+    """One tile of scores: (q·scale) kᵀ over the key span, plus the mask on its masked keys."""
+    (a, b), (c, d) = rows, keys
+    s = np.matmul(qs[..., a:b, :], kT[..., c:d])
+    if masked:
+        e, f = masked
+        part = s[..., e - c:f - c]
+        m = mask[..., a:b, e:f]
+        if np.broadcast_shapes(part.shape, m.shape) == part.shape:
+            part += m
+        else:                                                                     # a mask with more batch axes
+            s = s + mask[..., a:b, c:d]
+    return s
+
+
+def _transposed(a, rows: int):
+    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it: BLAS
+    multiplies by a contiguous one at full speed, by a transposed view at about 60% (measured for
+    64×32 @ 32×128 in float32); for a few rows (decoding) the copy would cost more than it saves."""
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if rows >= 16 else np.swapaxes(a, -1, -2)
+
+
+def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
+    """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk.
+
+    q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
+    all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
+    N = out.shape[0]
+    pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
+                                      _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
+             range(0, N, chunk))
+
+
+def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
+    from tinygrad_like.fused import array_max, array_sum
+    qs, kT = q * scale, _transposed(k, q.shape[-2])
+    v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
+    for (a, b), spans in tiles:
+        m = l = acc = None
+        for c, d, masked in spans:
+            s = _scores(qs, kT, mask, (a, b), (c, d), masked)
+            m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
+            shift = np.where(np.isneginf(m_new), 0, m_new)                       # a row masked so far: 0
+            s -= shift
+            np.exp(s, out=s)                                                      # p
+            pv = np.matmul(s, v[..., c:d, :])
+            if m is None:
+                l, acc = array_sum(s, -1), pv
+            else:
+                correction = np.exp(m - shift)                                    # rescale what came before
+                l = l * correction + array_sum(s, -1)
+                acc = acc * correction + pv
+            m = m_new
+        if m is None:                                                             # every key masked
+            out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
+            continue
+        dead = l == 0
+        if dead.any():
+            l[dead] = np.inf                                                      # acc / inf = 0, lse = +inf
+        np.divide(acc, l, out=out[..., a:b, :])
+        np.log(l, out=l)
+        np.add(np.where(dead, 0, m), l, out=lse[..., a:b, :])
+
+
+def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
+    """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
+    after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse."""
+    N = g.shape[0]
+    pool.run(lambda i: _backward_chunk(
+        g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
+        lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk], dv[i:i + chunk]),
+        range(0, N, chunk))
+
+
+def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
+    D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
+    qs, kT, vT = q * scale, _transposed(k, q.shape[-2]), _transposed(v, q.shape[-2])
+    k, g = np.ascontiguousarray(k), np.ascontiguousarray(g)                       # BLAS reads them faster
+    dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
+    for (a, b), spans in tiles:
+        gt, qt = g[..., a:b, :], qs[..., a:b, :]
+        dq_t = None
+        for c, d, masked in spans:
+            p = _scores(qs, kT, mask, (a, b), (c, d), masked)
+            p -= lse[..., a:b, :]
+            np.exp(p, out=p)                                                      # the weights, rebuilt
+            ds = np.matmul(gt, vT[..., c:d])                                      # g vᵀ
+            ds -= D[..., a:b, :]
+            ds *= p
+            dv_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
+            dk_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
+            ds_k = np.matmul(ds, k[..., c:d, :])
+            if dq_t is None:
+                dq_t = ds_k
+            else:
+                dq_t += ds_k
+        if dq_t is None:
+            dq[..., a:b, :] = 0
+        else:
+            np.multiply(dq_t, scale, out=dq[..., a:b, :])
+    dk[...], dv[...] = dk_sum, dv_sum
