@@ -18,6 +18,8 @@ Skipped when nbclient, nbformat or ipykernel is missing: `pip install -e ".[note
 from __future__ import annotations
 
 import importlib.util
+import math
+import sys
 import json
 import re
 from pathlib import Path
@@ -175,3 +177,22 @@ def test_arithmetic_notebook_prints_the_exact_counts():
     for line, agrees in known.items():
         assert agrees, f"models.arithmetic disagrees with {line!r}"
         assert line in text, line
+
+
+def test_training_notebook_loss_falls_below_the_baseline_and_leaves_a_checkpoint():
+    text = all_text(executed("4_training_a_gpt"))
+    val = [float(v) for v in re.findall(r"^step +\d+ \| train [\d.]+ \| val ([\d.]+)$", text, flags=re.MULTILINE)]
+    baseline = float(re.search(r"unigram baseline: ([\d.]+) nats", text).group(1))
+    assert len(val) >= 5, text
+    assert abs(val[0] - math.log(512)) < 0.1                       # untrained: every token about equally likely
+    assert all(b < a + 0.05 for a, b in zip(val, val[1:])), val    # falls at every measurement, give or take noise
+    assert val[-1] < baseline - 1.0 and val[-1] < val[0] - 2.0, (val, baseline)
+    assert "['ckpt.safetensors', 'config.json', 'tokenizer.json']" in text
+    sys.path.insert(0, str(ROOT / "demos"))
+    try:
+        import sample
+        model, tokenizer = sample.load_model(ROOT / "out" / "notebook_gpt")   # what the notebook wrote
+    finally:
+        sys.path.remove(str(ROOT / "demos"))
+    # 512·64 + 64·64 embeddings + 2 blocks of (4·64² + 4·64 attention, 2·64·256 + 256 + 64 MLP, 4·64 norms) + 128
+    assert model.num_params() == 136_960 and tokenizer.vocab_size == 512
