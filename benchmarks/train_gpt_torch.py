@@ -39,6 +39,7 @@ def main(argv=None):
         return None
     t_start = time.perf_counter()
     import numpy as np
+
     import train_gpt
     from data import build_tokenizer, encode, get_batch, load_text, split_text
     from models.gpt import GPT, GPTConfig
@@ -50,8 +51,11 @@ def main(argv=None):
     parser.add_argument("--compare", metavar="DIR", help="a train_gpt.py output folder to print next to ours")
     args = parser.parse_args(argv)
     if args.resume:
-        raise SystemExit("train_gpt_torch.py: --resume is not supported")
-    settings, _, _ = train_gpt.resolve_settings(args)
+        parser.error("--resume is not supported")
+    try:
+        settings, _, _ = train_gpt.resolve_settings(args)
+    except train_gpt.UsageError as e:
+        parser.error(str(e))
     unsupported = {k: settings[k] for k, v in dict(n_kv_head=None, norm="layernorm", mlp="gelu", mlp_hidden=None,
                                                     pos="learned", prenorm=True, n_expert=0, bias=True,
                                                     tie_weights=True, dtype="float32").items()

@@ -37,7 +37,6 @@ from models.gpt import GPT, GPTConfig
 from sort import accuracy, greedy_complete, held_out_split, plot, task_parser, train_until, training_ids
 from tinygrad_like import Tensor
 
-
 # ---------------------------------------------------------------- the data
 
 def digits_of(numbers: np.ndarray, n_digits: int) -> np.ndarray:
@@ -76,8 +75,10 @@ def as_number(answer_digits) -> int:
 
 def parse(argv):
     p = task_parser("add", __doc__.splitlines()[0], steps=3000, eval_every=50)
-    p.add_argument("--digits", type=int, default=3, help="digits per number")
-    return p.parse_args(argv)
+    p.add_argument("--digits", type=_common.positive, default=3, help="digits per number")
+    args = p.parse_args(argv)
+    _common.check_heads(p, args.n_embd, args.n_head)
+    return args
 
 
 def main(argv=None) -> dict:

@@ -27,16 +27,21 @@ def default_text() -> str:
 
 
 def load_text(path=None) -> tuple[str, str]:
-    """(text, where it came from): the UTF-8 file at `path`, or the default text when path is None."""
+    """(text, where it came from): the UTF-8 file at `path`, or the default text when path is None.
+    OSError for a missing file or a folder, ValueError for an empty or undecodable one; each message names the path."""
     if path is None:
         return default_text(), DEFAULT_SOURCE
     path = pathlib.Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"--text: no such file {str(path)!r}")
+    if path.is_dir():
+        raise IsADirectoryError(f"--text: {str(path)!r} is a folder, not a text file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")  # also reads what is not a regular file (/dev/stdin)
     except UnicodeDecodeError as e:
         raise ValueError(f"--text: {str(path)!r} is not UTF-8 text ({e})") from None
+    if not text.strip():
+        raise ValueError(f"--text: {str(path)!r} is empty" + (" (only white space)" if text else ""))
     return text, str(path)
 
 

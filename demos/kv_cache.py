@@ -30,10 +30,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import time
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 import _common
 from _common import plt
-from matplotlib.ticker import NullLocator
 from models.arithmetic import kv_cache_bytes
 from models.gpt import GPT, GPTConfig
 from nn.attention import KVCache
@@ -89,16 +89,20 @@ def measure(model: GPT, context: int, repeats: int, rng) -> dict:
 
 def parse(argv):
     p = _common.parser("kv_cache", __doc__.splitlines()[0])
-    p.add_argument("--contexts", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512], help="context lengths")
-    p.add_argument("--n-layer", type=int, default=4)
-    p.add_argument("--n-head", type=int, default=4)
-    p.add_argument("--n-embd", type=int, default=128)
-    p.add_argument("--vocab-size", type=int, default=256)
-    p.add_argument("--repeats", type=int, default=15, help="timed calls per measurement (the median is kept)")
+    p.add_argument("--contexts", type=_common.positive, nargs="+", default=[16, 32, 64, 128, 256, 512],
+                   help="context lengths")
+    p.add_argument("--n-layer", type=_common.positive, default=4)
+    p.add_argument("--n-head", type=_common.positive, default=4)
+    p.add_argument("--n-embd", type=_common.positive, default=128)
+    p.add_argument("--vocab-size", type=_common.positive, default=256)
+    p.add_argument("--repeats", type=_common.positive, default=15,
+                   help="timed calls per measurement (the median is kept)")
     p.add_argument("--generate-tokens", type=int, default=128,
                    help="tokens GPT.generate makes from a 16-token prompt, with and without the cache (0: skip)")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    _common.check_heads(p, args.n_embd, args.n_head)
+    return args
 
 
 def main(argv=None) -> dict:

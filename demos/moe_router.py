@@ -106,19 +106,25 @@ def train(config: GPTConfig, coef: float, data_batches, lr: float, seed: int) ->
 
 def parse(argv):
     p = _common.parser("moe_router", __doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--steps", type=_common.positive, default=300)
     p.add_argument("--coef", type=float, default=0.05, help="aux_loss_coef of the balanced run")
-    p.add_argument("--n-expert", type=int, default=8)
-    p.add_argument("--top-k", type=int, default=2)
-    p.add_argument("--n-layer", type=int, default=2)
-    p.add_argument("--n-embd", type=int, default=64)
-    p.add_argument("--expert-hidden", type=int, default=64, help="hidden width of each expert MLP")
-    p.add_argument("--block-size", type=int, default=32)
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--n-expert", type=_common.positive, default=8)
+    p.add_argument("--top-k", type=_common.positive, default=2)
+    p.add_argument("--n-layer", type=_common.positive, default=2)
+    p.add_argument("--n-embd", type=_common.positive, default=64)
+    p.add_argument("--expert-hidden", type=_common.positive, default=64, help="hidden width of each expert MLP")
+    p.add_argument("--block-size", type=_common.positive, default=32)
+    p.add_argument("--batch-size", type=_common.positive, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--n-chars", type=int, default=200_000, help="characters of text to draw batches from")
+    p.add_argument("--n-chars", type=_common.positive, default=200_000,
+                   help="characters of text to draw batches from")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.n_embd % 4:
+        p.error(f"--n-embd ({args.n_embd}) must be a multiple of 4, the demo's number of attention heads")
+    if args.top_k > args.n_expert:
+        p.error(f"--top-k ({args.top_k}) must not exceed --n-expert ({args.n_expert})")
+    return args
 
 
 def main(argv=None) -> dict:
@@ -133,7 +139,8 @@ def main(argv=None) -> dict:
                        top_k=args.top_k)
     data_batches = batches(data, args.steps, args.batch_size, args.block_size, args.seed)
     print(f"{len(text):,} characters ({tok.vocab_size} distinct); GPT with {args.n_layer} MoE blocks of "
-          f"{args.n_expert} experts, top-{args.top_k}; {args.steps} steps of {args.batch_size}x{args.block_size} tokens")
+          f"{args.n_expert} experts, top-{args.top_k}; {args.steps} steps of {args.batch_size}x{args.block_size} "
+          "tokens")
 
     runs = []
     for coef in (0.0, args.coef):
@@ -166,7 +173,8 @@ def plot(runs, path):
         steps = np.arange(1, len(run["shares"]) + 1)
         for layer in range(n_layer):
             ax = axes[layer, col]
-            ax.stackplot(steps, run["shares"][:, layer].T, colors=colors, labels=[f"expert {e}" for e in range(n_expert)])
+            ax.stackplot(steps, run["shares"][:, layer].T, colors=colors,
+                         labels=[f"expert {e}" for e in range(n_expert)])
             ent = run["stats"]["entropy_bits"][layer]
             ax.set(ylim=(0, 1), xlim=(1, steps[-1]), ylabel=f"block {layer}: token share",
                    title=f"aux_loss_coef = {run['coef']}  (final entropy {ent:.2f} bits)" if layer == 0 else

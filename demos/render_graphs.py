@@ -27,9 +27,9 @@ import math
 import numpy as np
 
 import _common
-from _common import named
 import attention_by_hand
 import nn
+from _common import named
 from tinygrad_like import Tensor, backprop_steps, composed, draw_graph, grad
 
 

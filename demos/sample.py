@@ -17,22 +17,23 @@ import pathlib
 import numpy as np
 
 import _common
+from _common import UsageError
 from models import tokenizer as tokenizers
 from models.gpt import GPT, GPTConfig
 from nn import state as checkpoint
 
 
 def build_parser():
-    p = _common.argparse.ArgumentParser(prog="python demos/sample.py", description=__doc__.splitlines()[0],
-                                        formatter_class=_common.argparse.ArgumentDefaultsHelpFormatter)
+    p = _common.parser("sample", __doc__.splitlines()[0], out=False)
     p.add_argument("checkpoint", help="a train_gpt.py output folder, or the ckpt.safetensors in it")
     p.add_argument("--prompt", default="\n", help="text to continue")
-    p.add_argument("--max-new-tokens", type=int, default=300)
-    p.add_argument("--temperature", type=float, default=0.8, help="0: always the most likely token")
-    p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens only")
-    p.add_argument("--top-p", type=float, default=None, help="nucleus: the most likely tokens up to mass p")
-    p.add_argument("--num-samples", type=int, default=1)
-    p.add_argument("--seed", type=int, default=None, help="default: a fresh random seed (printed)")
+    p.add_argument("--max-new-tokens", type=int, metavar="N", default=300)
+    p.add_argument("--temperature", type=float, metavar="T", default=0.8, help="0: always the most likely token")
+    p.add_argument("--top-k", type=int, metavar="K", help="sample among the k most likely tokens only (default: all)")
+    p.add_argument("--top-p", type=float, metavar="P",
+                   help="nucleus: the most likely tokens up to mass p, in (0, 1] (default: 1, all)")
+    p.add_argument("--num-samples", type=int, metavar="N", default=1)
+    p.add_argument("--seed", type=int, help="default: a fresh random seed (printed)")
     return p
 
 
@@ -43,24 +44,42 @@ def load_model(path) -> tuple[GPT, object]:
     folder = ckpt.parent
     for needed in (ckpt, folder / "config.json", folder / "tokenizer.json"):
         if not needed.is_file():
-            raise SystemExit(f"sample.py: {needed} is missing (expected the output folder of train_gpt.py)")
+            raise UsageError(f"{needed} is missing (expected the output folder of train_gpt.py)")
     config = GPTConfig.from_dict(json.loads((folder / "config.json").read_text())["model"])
     model = GPT(config)
     checkpoint.load(ckpt, model)
     return model, tokenizers.load(folder / "tokenizer.json")
 
 
+def check_args(args):
+    """UsageError for sampling settings GPT.generate cannot use."""
+    if args.max_new_tokens < 0 or args.num_samples < 1:
+        raise UsageError(f"--max-new-tokens must be >= 0 and --num-samples >= 1, got {args.max_new_tokens} "
+                         f"and {args.num_samples}")
+    if not args.temperature >= 0:
+        raise UsageError(f"--temperature must be >= 0, got {args.temperature}")
+    if args.top_k is not None and args.top_k < 1:
+        raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
+    if args.top_p is not None and not 0 < args.top_p <= 1:
+        raise UsageError(f"--top-p must be in (0, 1], got {args.top_p}")
+
+
 def main(argv=None) -> list[str]:
     """Print and return `num_samples` continuations of the prompt (each includes the prompt)."""
-    args = build_parser().parse_args(argv)
-    model, tokenizer = load_model(args.checkpoint)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        prompt_ids = tokenizer.encode(args.prompt)
-    except ValueError as e:
-        raise SystemExit(f"sample.py: cannot encode the prompt: {e} (a char tokenizer knows only the "
-                         "characters of its training text)") from None
-    if not prompt_ids:
-        raise SystemExit("sample.py: the prompt is empty; give at least one character, e.g. --prompt $'\\n'")
+        check_args(args)
+        model, tokenizer = load_model(args.checkpoint)
+        try:
+            prompt_ids = tokenizer.encode(args.prompt)
+        except ValueError as e:
+            raise UsageError(f"cannot encode the prompt: {e} (a char tokenizer knows only the characters of "
+                             "its training text)") from None
+        if not prompt_ids:
+            raise UsageError("the prompt is empty; give at least one character, e.g. --prompt $'\\n'")
+    except UsageError as e:
+        parser.error(str(e))
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     texts = []
     for i in range(args.num_samples):

@@ -33,7 +33,6 @@ from models.gpt import GPT, GPTConfig
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
 from tinygrad_like import Tensor
 
-
 # ---------------------------------------------------------------- the data
 
 def problems(ids: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -140,15 +139,17 @@ def train_until(model, next_batch, val_in, val_out, args) -> tuple[list, list, f
 def task_parser(name: str, description: str, steps: int, eval_every: int):
     """The settings sort.py and add.py share: model size, training, held-out sets and when to stop."""
     p = _common.parser(name, description)
-    p.add_argument("--steps", type=int, default=steps, help="most training steps (stops early at --target)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--steps", type=_common.positive, default=steps,
+                   help="most training steps (stops early at --target)")
+    p.add_argument("--batch-size", type=_common.positive, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--n-layer", type=int, default=2)
-    p.add_argument("--n-head", type=int, default=4)
-    p.add_argument("--n-embd", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=eval_every, help="steps between validation measurements")
-    p.add_argument("--n-val", type=int, default=2000, help="validation problems (decide when to stop)")
-    p.add_argument("--n-test", type=int, default=2000, help="test problems (the accuracy reported)")
+    p.add_argument("--n-layer", type=_common.positive, default=2)
+    p.add_argument("--n-head", type=_common.positive, default=4)
+    p.add_argument("--n-embd", type=_common.positive, default=64)
+    p.add_argument("--eval-every", type=_common.positive, default=eval_every,
+                   help="steps between validation measurements")
+    p.add_argument("--n-val", type=_common.positive, default=2000, help="validation problems (decide when to stop)")
+    p.add_argument("--n-test", type=_common.positive, default=2000, help="test problems (the accuracy reported)")
     p.add_argument("--target", type=float, default=0.999,
                    help="stop once validation accuracy reaches this (a margin above the 99%% goal)")
     p.add_argument("--seed", type=int, default=0)
@@ -157,8 +158,10 @@ def task_parser(name: str, description: str, steps: int, eval_every: int):
 
 def parse(argv):
     p = task_parser("sort", __doc__.splitlines()[0], steps=600, eval_every=25)
-    p.add_argument("--length", type=int, default=6, help="digits per sequence")
-    return p.parse_args(argv)
+    p.add_argument("--length", type=_common.positive, default=6, help="digits per sequence")
+    args = p.parse_args(argv)
+    _common.check_heads(p, args.n_embd, args.n_head)
+    return args
 
 
 def main(argv=None) -> dict:

@@ -52,6 +52,7 @@ import contextlib
 import hashlib
 import json
 import pathlib
+import re
 import signal
 import sys
 import threading
@@ -60,7 +61,7 @@ import time
 import numpy as np
 
 import _common
-from _common import plt
+from _common import UsageError, plt
 from data import build_tokenizer, encode, get_batch, load_text, split_text, unigram_loss
 from models import tokenizer as tokenizers
 from models.gpt import GPT, GPTConfig
@@ -95,50 +96,72 @@ BETAS = (0.9, 0.99)  # beta2 = 0.99 as nanoGPT uses for small models: faster to 
 
 # ---------------------------------------------------------------- command line
 
+def _from_preset(key: str) -> str:
+    return "(default from --preset: " + ", ".join(f"{name} {PRESETS[name][key]}" for name in PRESETS) + ")"
+
+
+def _default(key: str) -> str:
+    return f"(default: {DEFAULTS[key]})"
+
+
 def build_parser():
+    """The flags; each one's default is in its help, taken from DEFAULTS or PRESETS. Every default is
+    None to argparse, meaning "not given", so a preset or a resumed run's settings can fill it in."""
     p = _common.parser("train_gpt", "Train a small GPT on text and write samples, plots, graphs and a "
-                                    "checkpoint. Unset flags come from --preset.")
-    p.set_defaults(out=None)  # None: out/train_gpt, or the --resume folder
-    p._option_string_actions["--out"].help = "output folder (default out/train_gpt, or the --resume folder)"
-    p.add_argument("--preset", choices=sorted(PRESETS), help="model shape and run length (default small)")
+                                    "checkpoint. Unset flags come from --preset.", out=False)
+    p.add_argument("--out", metavar="DIR", help="output folder (default: out/train_gpt, or the --resume folder)")
+    p.add_argument("--preset", choices=list(PRESETS), help=f"model shape and run length {_default('preset')}")
     p.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR (its settings are used)")
     d = p.add_argument_group("data")
     d.add_argument("--text", metavar="FILE", help="a UTF-8 text file (default: CPython's pydoc_data.topics)")
-    d.add_argument("--tokenizer", choices=("char", "bpe"), help="default bpe")
-    d.add_argument("--vocab-size", type=int, help="BPE vocabulary size (default 1024)")
+    d.add_argument("--tokenizer", choices=("char", "bpe"), help=_default("tokenizer"))
+    d.add_argument("--vocab-size", type=int, metavar="N",
+                   help=f"BPE vocabulary size, at least 256 (the byte values) {_default('vocab_size')}")
     m = p.add_argument_group("model (GPTConfig fields; vocab_size comes from the tokenizer)")
-    m.add_argument("--n-layer", type=int)
-    m.add_argument("--n-head", type=int)
-    m.add_argument("--n-embd", type=int, help="width of the residual stream")
-    m.add_argument("--block-size", type=int, help="context length T")
-    m.add_argument("--n-kv-head", type=int, help="key/value heads (grouped-query attention)")
-    m.add_argument("--dropout", type=float)
+    m.add_argument("--n-layer", type=int, metavar="N", help=f"transformer blocks {_from_preset('n_layer')}")
+    m.add_argument("--n-head", type=int, metavar="N", help=f"attention heads {_from_preset('n_head')}")
+    m.add_argument("--n-embd", type=int, metavar="N",
+                   help=f"width of the residual stream, a multiple of --n-head {_from_preset('n_embd')}")
+    m.add_argument("--block-size", type=int, metavar="T", help=f"context length in tokens {_from_preset('block_size')}")
+    m.add_argument("--n-kv-head", type=int, metavar="N",
+                   help="key/value heads, grouped-query attention (default: --n-head)")
+    m.add_argument("--dropout", type=float, metavar="P", help=_default("dropout"))
     m.add_argument("--no-bias", dest="bias", action="store_const", const=False, help="no biases")
-    m.add_argument("--norm", choices=("layernorm", "rmsnorm"))
-    m.add_argument("--mlp", choices=("gelu", "relu", "swiglu"))
-    m.add_argument("--mlp-hidden", type=int, help="MLP width (default 4 * n_embd)")
-    m.add_argument("--pos", choices=("learned", "rope"))
+    m.add_argument("--norm", choices=("layernorm", "rmsnorm"), help=_default("norm"))
+    m.add_argument("--mlp", choices=("gelu", "relu", "swiglu"), help=_default("mlp"))
+    m.add_argument("--mlp-hidden", type=int, metavar="N", help="MLP width (default: 4 * n_embd)")
+    m.add_argument("--pos", choices=("learned", "rope"), help=_default("pos"))
     m.add_argument("--postnorm", dest="prenorm", action="store_const", const=False, help="post-norm blocks")
     m.add_argument("--untied", dest="tie_weights", action="store_const", const=False,
                    help="separate lm_head and token embedding matrices")
-    m.add_argument("--n-expert", type=int, help="mixture of experts per block (0: dense MLP)")
-    m.add_argument("--top-k", type=int, help="experts per token")
-    m.add_argument("--dtype", choices=("float32", "float64"))
+    m.add_argument("--n-expert", type=int, metavar="N",
+                   help=f"mixture of experts per block, 0: a dense MLP {_default('n_expert')}")
+    m.add_argument("--top-k", type=int, metavar="K", help=f"experts per token {_default('top_k')}")
+    m.add_argument("--dtype", choices=("float32", "float64"), help=_default("dtype"))
     t = p.add_argument_group("training")
-    t.add_argument("--steps", type=int)
-    t.add_argument("--batch-size", type=int)
-    t.add_argument("--lr", type=float, help="peak learning rate")
-    t.add_argument("--min-lr", type=float, help="final learning rate (default lr / 10)")
-    t.add_argument("--warmup", type=int, help="linear warmup steps (default steps / 20)")
-    t.add_argument("--weight-decay", type=float, help="AdamW decay of matrices (default 0.1)")
-    t.add_argument("--grad-clip", type=float, help="max global gradient norm, 0 = off (default 1.0)")
-    t.add_argument("--eval-interval", type=int, help="steps between loss measurements")
-    t.add_argument("--eval-iters", type=int, help="batches per loss measurement")
-    t.add_argument("--ckpt-interval", type=int, help="steps between checkpoints (default eval interval)")
-    t.add_argument("--log-interval", type=int, help="steps between log lines when not on a terminal")
-    t.add_argument("--seed", type=int, help="seeds the init and the batches (default 1337)")
-    t.add_argument("--sample-tokens", type=int, help="tokens generated per prompt for samples.txt")
-    t.add_argument("--prompt", action="append", help="a prompt for samples.txt (repeatable)")
+    t.add_argument("--steps", type=int, metavar="N", help=_from_preset("steps"))
+    t.add_argument("--batch-size", type=int, metavar="B", help=_from_preset("batch_size"))
+    t.add_argument("--lr", type=float, help=f"peak learning rate {_from_preset('lr')}")
+    t.add_argument("--min-lr", type=float, metavar="LR", help="final learning rate (default: lr / 10)")
+    t.add_argument("--warmup", type=int, metavar="N",
+                   help="linear warmup steps, fewer than --steps (default: steps / 20, at most steps - 1)")
+    t.add_argument("--weight-decay", type=float, metavar="W",
+                   help=f"AdamW decay of matrices {_default('weight_decay')}")
+    t.add_argument("--grad-clip", type=float, metavar="NORM",
+                   help=f"max global gradient norm, 0: off {_default('grad_clip')}")
+    t.add_argument("--eval-interval", type=int, metavar="N",
+                   help=f"steps between loss measurements {_from_preset('eval_interval')}")
+    t.add_argument("--eval-iters", type=int, metavar="N",
+                   help=f"batches per loss measurement {_from_preset('eval_iters')}")
+    t.add_argument("--ckpt-interval", type=int, metavar="N",
+                   help="steps between checkpoints (default: --eval-interval)")
+    t.add_argument("--log-interval", type=int, metavar="N",
+                   help="steps between log lines when not on a terminal (default: eval interval / 4)")
+    t.add_argument("--seed", type=int, help=f"seeds the init and the batches {_default('seed')}")
+    t.add_argument("--sample-tokens", type=int, metavar="N",
+                   help=f"tokens generated per prompt for samples.txt {_default('sample_tokens')}")
+    t.add_argument("--prompt", action="append",
+                   help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
     return p
@@ -146,29 +169,55 @@ def build_parser():
 
 def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
     """(settings, out dir, resuming?). Settings: DEFAULTS < preset < flags; when resuming, the saved
-    settings, of which only RESUME_OVERRIDES may be changed by flags."""
+    settings, of which only RESUME_OVERRIDES may be changed by flags. Raises UsageError for settings
+    that cannot work, before any data is read."""
     given = {k: v for k, v in vars(args).items() if v is not None and k not in ("out", "resume", "tune_malloc")}
     if args.resume:
         folder = pathlib.Path(args.resume)
         if not (folder / CKPT).is_file() or not (folder / CONFIG).is_file():
-            raise SystemExit(f"--resume: {folder} holds no {CKPT} and {CONFIG} (not a train_gpt.py output folder)")
+            raise UsageError(f"--resume: {folder} holds no {CKPT} and {CONFIG} (not a train_gpt.py output folder)")
         settings = json.loads((folder / CONFIG).read_text())["settings"]
         changed = sorted(k for k, v in given.items() if k not in RESUME_OVERRIDES and settings.get(k) != v)
         if changed:
-            raise SystemExit(f"--resume: cannot change {changed} of a saved run (only {list(RESUME_OVERRIDES)})")
+            raise UsageError(f"--resume: cannot change {changed} of a saved run (only {list(RESUME_OVERRIDES)})")
         settings.update({k: v for k, v in given.items() if k in RESUME_OVERRIDES})
+        check_settings(settings)
         return settings, pathlib.Path(args.out or folder), True
     preset = given.get("preset", DEFAULTS["preset"])
     settings = {**DEFAULTS, **PRESETS[preset], **given, "preset": preset}
     settings["min_lr"] = settings["lr"] / 10 if settings["min_lr"] is None else settings["min_lr"]
-    settings["warmup"] = max(1, settings["steps"] // 20) if settings["warmup"] is None else settings["warmup"]
+    if settings["warmup"] is None:  # a twentieth of the run, and short enough for any --steps (even 1)
+        settings["warmup"] = min(max(1, settings["steps"] // 20), settings["steps"] - 1)
     settings["ckpt_interval"] = settings["ckpt_interval"] or settings["eval_interval"]
+    check_settings(settings)
+    return settings, pathlib.Path(args.out or "out/train_gpt"), False
+
+
+def check_settings(settings: dict):
+    """UsageError, naming the flag, for a setting no run can use."""
     for key in ("steps", "batch_size", "eval_interval", "eval_iters", "ckpt_interval"):
         if settings[key] < 1:
-            raise SystemExit(f"--{key.replace('_', '-')} must be >= 1, got {settings[key]}")
+            raise UsageError(f"--{key.replace('_', '-')} must be >= 1, got {settings[key]}")
+    for key in ("warmup", "sample_tokens", "weight_decay", "grad_clip", "min_lr"):
+        if settings[key] < 0:
+            raise UsageError(f"--{key.replace('_', '-')} must be >= 0, got {settings[key]}")
+    if settings["log_interval"] is not None and settings["log_interval"] < 1:
+        raise UsageError(f"--log-interval must be >= 1, got {settings['log_interval']}")
+    if not settings["lr"] > 0:
+        raise UsageError(f"--lr must be > 0, got {settings['lr']}")
     if settings["warmup"] >= settings["steps"]:
-        raise SystemExit(f"--warmup ({settings['warmup']}) must be smaller than --steps ({settings['steps']})")
-    return settings, pathlib.Path(args.out or "out/train_gpt"), False
+        raise UsageError(f"--warmup ({settings['warmup']}) must be smaller than --steps ({settings['steps']})")
+    if settings["tokenizer"] == "bpe" and settings["vocab_size"] < 256:
+        raise UsageError(f"--vocab-size must be at least 256 (a BPE vocabulary starts with the 256 byte "
+                         f"values), got {settings['vocab_size']}")
+    if settings["n_head"] > 0 and settings["n_embd"] % settings["n_head"]:
+        raise UsageError(f"--n-head ({settings['n_head']}) must divide --n-embd ({settings['n_embd']}): "
+                         "each head gets n_embd / n_head dimensions")
+    try:  # everything else the model checks (positive sizes, heads, experts, rope): a model of 256 ids
+        GPTConfig(vocab_size=256, **{k: settings[k] for k in MODEL_FIELDS})
+    except ValueError as e:
+        flags = re.sub(rf"\b({'|'.join(MODEL_FIELDS)})\b", lambda m: "--" + m[1].replace("_", "-"), str(e))
+        raise UsageError(f"model settings: {flags}") from None
 
 
 # ---------------------------------------------------------------- progress: a bar on a terminal, lines otherwise
@@ -449,27 +498,46 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
 
 # ---------------------------------------------------------------- main
 
-def prepare_data(settings, out, resume_dir):
-    """Text, split, tokenizer (trained, or the resumed run's), ids and prompts; the tokenizer is saved."""
-    text, source = load_text(settings["text"])
+def prepare_data(settings, resume_dir):
+    """Text, split, tokenizer (trained, or the resumed run's), ids and prompts. Writes nothing, and
+    raises UsageError for a text the run cannot use: missing, empty, not UTF-8, or a validation split
+    shorter than one window of --block-size + 1 tokens."""
+    try:
+        text, source = load_text(settings["text"])
+    except (OSError, ValueError) as e:
+        raise UsageError(str(e) if str(e).startswith("--text") else f"--text: {e}") from None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     train_text, val_text = split_text(text)
+    # Neither tokenizer makes more tokens than the text has bytes: say so now, not after BPE training.
+    check_long_enough(len(train_text.encode("utf-8")), len(val_text.encode("utf-8")), settings["block_size"],
+                      at_most=True)
     if resume_dir is not None:
         if json.loads((resume_dir / CONFIG).read_text())["data"]["sha256"] != digest:
-            raise SystemExit(f"--resume: the text {source} differs from the one this run trained on")
+            raise UsageError(f"--resume: the text {source} differs from the one this run trained on")
         tokenizer = tokenizers.load(resume_dir / TOKENIZER)
     else:
         tokenizer = build_tokenizer(settings["tokenizer"], train_text, text, settings["vocab_size"])
-    tokenizer.save(out / TOKENIZER)
     prompts = settings["prompt"] or default_prompts(tokenizer, val_text)
     for prompt in prompts:  # fail now, not after training
         try:
             tokenizer.encode(prompt)
         except ValueError as e:
-            raise SystemExit(f"--prompt {prompt!r}: {e} of the char tokenizer (built from the text)") from None
+            raise UsageError(f"--prompt {prompt!r}: {e} of the char tokenizer (built from the text)") from None
     splits = {"train": encode(tokenizer, train_text), "val": encode(tokenizer, val_text)}
+    check_long_enough(len(splits["train"]), len(splits["val"]), settings["block_size"])
     info = dict(source=source, sha256=digest, chars=len(text), val_chars=len(val_text), prompts=prompts)
     return tokenizer, splits, info
+
+
+def check_long_enough(n_train: int, n_val: int, block_size: int, at_most: bool = False):
+    """A batch is windows of block_size + 1 tokens, from either split; n_train and n_val count the
+    splits' tokens, or bound them from above (at_most)."""
+    for name, n in (("training split (the first 90% of the text)", n_train),
+                    ("validation split (the last 10% of the text)", n_val)):
+        if n < block_size + 1:
+            has = f"at most {n:,}" if at_most else f"{n:,}"
+            raise UsageError(f"--block-size {block_size} is too long for the text: a window needs {block_size + 1} "
+                             f"tokens and the {name} has {has}; use a smaller --block-size or a longer --text")
 
 
 def write_results(model, tokenizer, splits, history, baseline, settings, info, out) -> dict:
@@ -497,13 +565,18 @@ def write_results(model, tokenizer, splits, history, baseline, settings, info, o
 def main(argv=None) -> dict | None:
     """Train (or resume), then write the results; returns the summary, or None if interrupted."""
     t_start = time.perf_counter()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.tune_malloc:
         tune_malloc()  # keep freed arrays' memory for reuse: measured 1.2x faster steps (README, Performance)
-    settings, out, resuming = resolve_settings(args)
-    resume_dir = pathlib.Path(args.resume) if resuming else None
+    try:  # every mistake on the command line ends here, before anything is written or trained
+        settings, out, resuming = resolve_settings(args)
+        resume_dir = pathlib.Path(args.resume) if resuming else None
+        tokenizer, splits, info = prepare_data(settings, resume_dir)
+    except UsageError as e:
+        parser.error(str(e))
     out = _common.out_dir(out)
-    tokenizer, splits, info = prepare_data(settings, out, resume_dir)
+    tokenizer.save(out / TOKENIZER)
     config = GPTConfig(vocab_size=tokenizer.vocab_size, **{k: settings[k] for k in MODEL_FIELDS})
     (out / CONFIG).write_text(json.dumps({"model": config.to_dict(), "settings": settings,
                                           "data": {"source": info["source"], "sha256": info["sha256"]}}, indent=1))

@@ -80,9 +80,10 @@ def plot(rows: list[dict], tokens: int, path):
 
 def main(argv=None) -> dict:
     p = _common.parser("why_sqrt_d", __doc__.splitlines()[0])
-    p.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512], help="head sizes d")
-    p.add_argument("--batch", type=int, default=64, help="independent batches B")
-    p.add_argument("--tokens", type=int, default=16, help="tokens T (queries = keys)")
+    p.add_argument("--sizes", type=_common.positive, nargs="+", default=[16, 32, 64, 128, 256, 512],
+                   help="head sizes d")
+    p.add_argument("--batch", type=_common.positive, default=64, help="independent batches B")
+    p.add_argument("--tokens", type=_common.positive, default=16, help="tokens T (queries = keys)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     out = _common.out_dir(args.out)

@@ -167,11 +167,12 @@ def test_a_chain_of_100000_ops_backprops_without_recursion_error():
 
 def test_detect_anomaly_names_the_op_that_made_nan_in_forward():
     x = Tensor([-1.0, 1.0], requires_grad=True)
+    # log(-1) = NaN is the very thing tested here: the warning is silenced, the NaN is asserted
     with detect_anomaly(), scope("blk"), np.errstate(invalid="ignore"):
         y = x * 2.0
         with pytest.raises(FloatingPointError, match=r"Log in scope 'blk' produced NaN in its forward output"):
             y.log()
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):             # the NaN is asserted on the next line
         assert np.isnan(x.log().numpy()[0])         # without detect_anomaly: no error
 
 
@@ -180,7 +181,7 @@ def test_detect_anomaly_names_the_op_whose_backward_made_inf():
     with scope("blk"):
         y = x.sqrt()                                # forward is finite: sqrt(0) = 0
     loss = (y * 3.0).sum()
-    with detect_anomaly(), np.errstate(divide="ignore"):
+    with detect_anomaly(), np.errstate(divide="ignore"):   # the 1/0 tested for: it must raise, not warn
         with pytest.raises(FloatingPointError, match=r"Sqrt in scope 'blk' produced Inf in its backward gradient"):
             loss.backward()
 
@@ -188,7 +189,7 @@ def test_detect_anomaly_names_the_op_whose_backward_made_inf():
 def test_detect_anomaly_catches_log_of_zero_in_backward():
     """log(0) = -inf is allowed in a forward output (it is also the mask value), but its gradient 1/0 is not."""
     x = Tensor([0.0, 1.0], requires_grad=True)
-    with detect_anomaly(), np.errstate(divide="ignore"):
+    with detect_anomaly(), np.errstate(divide="ignore"):   # log(0) and 1/0 are the point: they must raise
         y = (x.log() * 2.0).sum()
         with pytest.raises(FloatingPointError, match=r"Log produced Inf in its backward gradient"):
             y.backward()

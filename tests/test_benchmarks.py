@@ -1,6 +1,7 @@
 """The benchmark scripts run and report every figure they promise (their numbers are not judged here:
 speed is measured by running them, never by a timed unit test)."""
 import importlib.util
+import math
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,9 @@ def test_bench_ops_reports_engine_and_numpy_times():
 def test_bench_generate_reports_both_paths_per_context():
     rows = load("bench_generate").main(["--contexts", "8", "16", "--tokens", "4", "--repeats", "3"])
     assert [r["context"] for r in rows] == [8, 16]
-    assert all(r["no_cache_ms"] > 0 and r["cache_ms"] > 0 for r in rows)
+    # the cached figure is a difference of two medians: on a loaded machine it can come out <= 0, so the
+    # test checks that both paths ran and gave numbers, not how fast they were (that is the benchmark's job)
+    assert all(r["no_cache_ms"] > 0 and math.isfinite(r["cache_ms"]) for r in rows)
 
 
 @pytest.mark.parametrize("tune", [[], ["--no-tune-malloc"]])

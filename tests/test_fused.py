@@ -14,6 +14,7 @@ def t(*shape, scale=1.0):
 
 CAUSAL_BOOL = np.tril(np.ones((5, 5), dtype=bool))
 TARGETS = np.array([[1, -1, 3, 0, 2], [4, 4, -1, 1, 0]])
+PADDING = CAUSAL_BOOL & np.array([True, True, True, False, False])[:, None]   # queries 3 and 4 are padding
 
 CASES = {  # name: (function of the inputs, input shapes)
     "linear": (lambda x, w, b: x.linear(w, b), [(2, 3, 4), (5, 4), (5,)]),
@@ -29,6 +30,13 @@ CASES = {  # name: (function of the inputs, input shapes)
     "layernorm with a broadcast weight": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(4, 6), (1,), (4, 1)]),
     "gelu": (lambda x: x.gelu(), [(3, 7)]),
     "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(TARGETS), [(2, 5, 6)]),
+    "cross-entropy, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
+        TARGETS, label_smoothing=0.2, reduction="sum"), [(2, 5, 6)]),
+    "cross-entropy, reduction none": (lambda x: x.sparse_categorical_crossentropy(
+        TARGETS, label_smoothing=0.1, reduction="none"), [(2, 5, 6)]),
+    "cross-entropy, every row": (lambda x: x.sparse_categorical_crossentropy(np.array([1, 0, 3])), [(3, 4)]),
+    "attention padding mask (a row sees no key)": (lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, attn_mask=PADDING), [(2, 5, 4), (2, 5, 4), (2, 5, 3)]),
     "attention": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4)]),
     "attention causal": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
                          [(2, 5, 4), (2, 5, 4), (2, 5, 3)]),

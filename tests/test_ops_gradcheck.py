@@ -159,7 +159,7 @@ case("maximum", [(2, 3), (3,)], lambda x, y: x.maximum(y), np.maximum, kind="dis
 case("maximum", [(2, 3)], lambda x: x.maximum(0.12), lambda x: np.maximum(x, 0.12), kind="distinct", label="scalar")
 case("minimum", [(3, 1), (1, 2)], lambda x, y: x.minimum(y), np.minimum, kind="distinct")
 case("clip", [(3, 4)], lambda x: x.clip(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5), kind="distinct")
-case("clip", [(3, 4)], lambda x: x.clip(low=0.2), lambda x: np.maximum(x, 0.2), kind="distinct", label="low")
+case("clip", [(3, 4)], lambda x: x.clip(min=0.2), lambda x: np.maximum(x, 0.2), kind="distinct", label="low")
 
 # reductions: axis None / int / negative / tuple, keepdim, correction
 case("sum", [(2, 3, 4)], lambda x: x.sum(), np.sum)

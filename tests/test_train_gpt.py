@@ -28,8 +28,8 @@ import sample  # noqa: E402
 import train_gpt  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
-TINY = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
-        "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
+TINY = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+        "--block-size", "16", "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "12", "--prompt", "The "]
 SUMMARY_KEYS = ("config", "num_params", "steps", "train_loss", "val_loss", "unigram_val_loss",
                 "tokens_per_sec", "wall_time_s", "checkpoint")
 
@@ -153,11 +153,12 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path, monkeypatch,
     assert not (tmp_path / "summary.json").exists()
 
 
-def test_prompt_the_tokenizer_cannot_encode_fails_before_training(tmp_path):
+def test_prompt_the_tokenizer_cannot_encode_fails_before_training(tmp_path, capsys):
     (tmp_path / "t.txt").write_text("abc " * 100, encoding="utf-8")
-    with pytest.raises(SystemExit, match="'T' is not in the vocabulary"):
+    with pytest.raises(SystemExit) as e:
         run(tmp_path / "out", "--text", str(tmp_path / "t.txt"))
-    assert not (tmp_path / "out" / "ckpt.safetensors").exists()
+    assert e.value.code == 2 and "'T' is not in the vocabulary" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_ctrl_c_during_an_update_waits_for_the_update_to_finish():
@@ -171,11 +172,12 @@ def test_ctrl_c_during_an_update_waits_for_the_update_to_finish():
     assert finished and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_resume_refuses_to_change_the_model(tmp_path, monkeypatch):
+def test_resume_refuses_to_change_the_model(tmp_path, monkeypatch, capsys):
     interrupt_at_call(monkeypatch, 2)
     run(tmp_path)
-    with pytest.raises(SystemExit, match="n_layer"):
+    with pytest.raises(SystemExit) as e:
         train_gpt.main(["--resume", str(tmp_path), "--n-layer", "3"])
+    assert e.value.code == 2 and "cannot change ['n_layer']" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- data and the unigram baseline
@@ -245,3 +247,130 @@ def test_sample_generates_from_a_checkpoint(tiny_run, capsys):
     assert a[0].startswith("The ") and len(a[0]) == 4 + 20  # char tokenizer: one character per token
     assert a == c  # same seed, same text
     assert b[0].startswith("The ") and "The " in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- mistakes on the command line
+
+NOT_UTF8 = b"caf\xe9 au lait\n" * 50  # Latin-1: \xe9 starts a 2-byte UTF-8 sequence that "\x20" cannot continue
+
+
+def mistake(tmp_path, monkeypatch, capsys, *flags, main=None) -> str:
+    """Run with a mistake: exit status 2, one line on stderr naming it, nothing trained or written."""
+    def no_training(*args):
+        raise AssertionError("training started")
+    monkeypatch.setattr(train_gpt, "train", no_training)
+    monkeypatch.setattr(train_gpt, "GPT", no_training)  # not even the model is built
+    with pytest.raises(SystemExit) as e:
+        (main or train_gpt.main)([*flags, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert err.startswith("python demos/train_gpt.py: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+    return err
+
+
+def test_missing_text_file(tmp_path, monkeypatch, capsys):
+    err = mistake(tmp_path, monkeypatch, capsys, "--text", str(tmp_path / "nope.txt"))
+    assert f"--text: no such file '{tmp_path / 'nope.txt'}'" in err
+
+
+@pytest.mark.parametrize("content", ["", " \n\n\t"])
+def test_empty_text_file(tmp_path, monkeypatch, capsys, content):
+    (tmp_path / "empty.txt").write_text(content, encoding="utf-8")
+    assert "is empty" in mistake(tmp_path, monkeypatch, capsys, "--text", str(tmp_path / "empty.txt"))
+
+
+def test_dev_null_is_empty_not_missing(tmp_path, monkeypatch, capsys):
+    import os
+    err = mistake(tmp_path, monkeypatch, capsys, "--text", os.devnull)
+    assert f"--text: '{os.devnull}' is empty" in err and "no such file" not in err
+
+
+def test_folder_as_text(tmp_path, monkeypatch, capsys):
+    assert "is a folder" in mistake(tmp_path, monkeypatch, capsys, "--text", str(tmp_path))
+
+
+def test_text_that_is_not_utf8(tmp_path, monkeypatch, capsys):
+    (tmp_path / "latin1.txt").write_bytes(NOT_UTF8)
+    err = mistake(tmp_path, monkeypatch, capsys, "--text", str(tmp_path / "latin1.txt"))
+    assert "is not UTF-8 text" in err and "0xe9" in err
+
+
+def test_n_head_must_divide_n_embd(tmp_path, monkeypatch, capsys):
+    err = mistake(tmp_path, monkeypatch, capsys, "--n-head", "3")  # small preset: n_embd 128
+    assert "--n-head (3) must divide --n-embd (128)" in err
+
+
+def test_other_model_settings_name_their_flags(tmp_path, monkeypatch, capsys):
+    assert "--top-k=3 is larger than --n-expert=2" in mistake(tmp_path, monkeypatch, capsys,
+                                                              "--n-expert", "2", "--top-k", "3")
+
+
+def test_bpe_vocab_below_256(tmp_path, monkeypatch, capsys):
+    assert "--vocab-size must be at least 256" in mistake(tmp_path, monkeypatch, capsys, "--vocab-size", "255")
+
+
+def test_block_size_longer_than_the_text_fails_at_once(tmp_path, monkeypatch, capsys):
+    """The default text's validation split has ~46,600 bytes, so ~16,000 BPE tokens: 100,000 is known
+    too long before the tokenizer is trained (it used to hang building a 100,000² attention mask)."""
+    def no_bpe(*args):
+        raise AssertionError("the tokenizer was trained first")
+    monkeypatch.setattr(train_gpt, "build_tokenizer", no_bpe)
+    err = mistake(tmp_path, monkeypatch, capsys, "--block-size", "100000")
+    assert "--block-size 100000 is too long for the text: a window needs 100001 tokens" in err
+    assert "validation split" in err
+
+
+def test_block_size_longer_than_the_validation_tokens(tmp_path, monkeypatch, capsys):
+    """100 characters: the validation split is the last 10, so 10 char tokens; a window of 16 + 1
+    does not fit (it used to fail with a traceback once training had started)."""
+    (tmp_path / "t.txt").write_text("abcdefghij" * 10, encoding="utf-8")
+    err = mistake(tmp_path, monkeypatch, capsys, *TINY, "--text", str(tmp_path / "t.txt"))
+    assert "a window needs 17 tokens and the validation split (the last 10% of the text) has at most 10" in err
+
+
+def test_explicit_warmup_not_below_steps(tmp_path, monkeypatch, capsys):
+    err = mistake(tmp_path, monkeypatch, capsys, "--steps", "5", "--warmup", "5")
+    assert "--warmup (5) must be smaller than --steps (5)" in err
+
+
+def test_argparse_mistakes_are_one_line_too(tmp_path, monkeypatch, capsys):
+    assert "argument --steps: invalid int value: 'ten'" in mistake(tmp_path, monkeypatch, capsys, "--steps", "ten")
+
+
+def test_one_step_runs_with_the_default_warmup(tmp_path):
+    summary = run(tmp_path, steps=1, eval_interval=1)
+    assert summary["steps"] == 1 and summary["settings"]["warmup"] == 0 and math.isfinite(summary["val_loss"])
+
+
+@pytest.mark.parametrize("steps, warmup", [(800, 40), (100, 5), (20, 1), (2, 1), (1, 0)])
+def test_default_warmup_is_a_twentieth_and_fits_any_run(steps, warmup):
+    args = train_gpt.build_parser().parse_args(["--steps", str(steps)])
+    assert train_gpt.resolve_settings(args)[0]["warmup"] == warmup  # 800: the default run's 40, unchanged
+
+
+def help_entries(text: str) -> dict[str, str]:
+    """Option -> its help, from a --help text (entries start with '  -', continuation lines are indented more)."""
+    entries = re.split(r"\n(?=  -)", text.split("options:", 1)[1])
+    return {entry.split()[0].rstrip(","): " ".join(entry.split()) for entry in entries[1:]}
+
+
+def test_help_shows_each_default_once():
+    entries = help_entries(train_gpt.build_parser().format_help())
+    assert "None" not in " ".join(entries.values())
+    for text in entries.values():
+        assert text.count("default") <= 1, text
+    for option, expected in [("--vocab-size", "(default: 1024)"), ("--seed", "(default: 1337)"),
+                             ("--n-embd", "(default from --preset: tiny 32, small 128, medium 192)"),
+                             ("--warmup", "(default: steps / 20, at most steps - 1)")]:
+        assert expected in entries[option], entries[option]
+
+
+def test_sample_mistakes_are_one_line(tmp_path, capsys):
+    for argv, message in [([str(tmp_path)], "ckpt.safetensors is missing"),
+                          ([str(tmp_path), "--top-p", "1.5"], "--top-p must be in (0, 1], got 1.5")]:
+        with pytest.raises(SystemExit) as e:
+            sample.main(argv)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.startswith("python demos/sample.py: error: ") and message in err
+        assert err.count("\n") == 1

@@ -247,30 +247,55 @@ def _gelu_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 class CrossEntropy(Function):
-    """Mean over rows of −log softmax(logits)[row, target]; logits (N, C), rows and targets int (M,).
+    """Cross-entropy of logits (N, C) at the chosen rows (M,) against their targets (M,), through
+    log-sum-exp: loss_row = lse(x) − (1 − ε)·x[target] − ε·mean(x), lse(x) = m + log Σ exp(x − m),
+    m the row max; ε = label_smoothing (the target distribution (1 − ε)·onehot + ε/C). Never the log
+    of a probability, which underflows to 0 (and the loss to inf) once a logit leads by ~104 in float32.
+    Rows not chosen (ignore_index) are never read, so whatever they hold cannot reach the result.
+    reduction "mean" (over the chosen rows), "sum", or "none": (N,) with 0 at rows not chosen.
 
-    Backward: d logits = (softmax(logits) − onehot(targets)) · g / M on the chosen rows, 0 elsewhere.
+    Backward: d logits = (softmax(x) − (1 − ε)·onehot − ε/C) · g_row on the chosen rows, 0 elsewhere,
+    with g_row = g / M, g, or g[row].
     """
-    def forward(self, logits, rows, targets):
-        self.rows, self.targets = rows, targets
-        self.probs = _softmax(logits, -1)
-        picked = self.probs[rows, targets]
+    def forward(self, logits, rows, targets, reduction="mean", label_smoothing=0.0):
+        self.rows, self.reduction = rows, reduction
+        self.every_row = len(rows) == logits.shape[0]
+        x = logits if self.every_row else logits[rows]                        # (M, C)
+        shifted = x - array_max(x, -1)                                        # x − m ≤ 0
+        self.probs = np.exp(shifted)
+        sums = array_sum(self.probs, -1)                                      # Σ exp(x − m) ≥ 1, (M, 1)
+        self.probs /= sums
+        lse = np.log(sums[:, 0])                                              # lse(x) − m
+        at = np.arange(len(rows))
+        losses = lse - shifted[at, targets]                                   # lse(x) − x[target]
+        self.goal = np.zeros(x.shape, dtype=x.dtype)                          # the target distribution
+        self.goal[at, targets] = 1
+        if label_smoothing:
+            losses = (1 - label_smoothing) * losses + label_smoothing * (lse - shifted.mean(-1))
+            self.goal *= 1 - label_smoothing
+            self.goal += label_smoothing / x.shape[-1]
         self.count = max(len(rows), 1)
-        with np.errstate(divide="ignore"):
-            return np.asarray(-np.log(picked).sum() / self.count, dtype=logits.dtype)
+        if reduction == "none":
+            out = np.zeros(logits.shape[0], dtype=logits.dtype)
+            out[rows] = losses
+            return out
+        total = losses.sum()
+        return np.asarray(total / self.count if reduction == "mean" else total, dtype=logits.dtype)
 
     def backward(self, grad, out):
+        from tinygrad_like.ops import ScatterAdd
         logits = self.parents[0]
-        target = np.zeros(logits.shape, dtype=logits.dtype)
-        target[self.rows, self.targets] = 1
-        chosen = np.zeros((logits.shape[0], 1), dtype=logits.dtype)
-        chosen[self.rows] = 1
-        probs = saved_or_rebuilt(self.probs, lambda: logits.softmax(-1))
-        return by_formula(lambda p, g: (p * chosen - target) * (g / self.count), probs, grad)
+        chosen = logits if self.every_row else logits[self.rows]
+        probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
+        scale = {"mean": lambda g: g / self.count, "sum": lambda g: g,
+                 "none": lambda g: g[self.rows].reshape(-1, 1)}[self.reduction]
+        d = by_formula(lambda p, g: (p - self.goal) * scale(g), probs, grad)  # (M, C)
+        return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
 
 
 class Attention(Function):
     """softmax(q kᵀ·scale + mask) v on (..., T, d) arrays; mask is additive (0 or −inf, or any float).
+    A query whose every key is masked gets weights 0, so output 0 and gradients 0 (PyTorch's choice).
 
     Backward, with w the attention weights: dv = wᵀg, dw = g vᵀ, ds = w ⊙ (dw − Σ dw⊙w),
     dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes).
@@ -295,17 +320,26 @@ def _attend(q, k, v, mask, scale):
         weights += mask
     elif mask is not None:
         weights = weights + mask                                              # a mask with more batch axes
-    weights -= array_max(weights, -1)
+    top = array_max(weights, -1)                                              # (..., Tq, 1)
+    dead = np.isneginf(top) if mask is not None else None                     # every key masked (padding)
+    if dead is not None and dead.any():
+        top[dead] = 0                                                         # not −inf − (−inf) = NaN
+    else:
+        dead = None
+    weights -= top
     np.exp(weights, out=weights)
-    weights *= 1 / array_sum(weights, -1)
+    sums = array_sum(weights, -1)
+    if dead is not None:
+        sums[dead] = 1                                                        # a dead row's weights stay 0
+    weights *= 1 / sums
     return np.matmul(weights, v), weights                                     # (..., Tq, dv)
 
 
 def _attention_weights(q, k, mask, scale):
     """The softmax of _attend rebuilt from the Tensors q and k, for a recorded (create_graph) backward."""
-    from tinygrad_like.tensor import Tensor
+    from tinygrad_like.tensor import Tensor, attention_softmax
     scores = q @ k.transpose(-2, -1) * float(scale)
-    return (scores if mask is None else scores + Tensor._make(mask, None)).softmax(-1)
+    return attention_softmax(scores if mask is None else scores + Tensor._make(mask, None))
 
 
 def _attention_grads(g, q, k, v, w, scale, need):

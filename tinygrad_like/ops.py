@@ -8,6 +8,8 @@ to the shape of the input that was broadcast.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tinygrad_like.function import Function
@@ -54,9 +56,9 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    def forward(self, x):
-        with np.errstate(over="ignore"):
-            return 1 / (1 + np.exp(-x))
+    def forward(self, x):                                                 # e^-|x| never overflows:
+        e = np.exp(-np.abs(x))                                            # σ(x) = 1/(1+e^-x) for x ≥ 0,
+        return np.where(x >= 0, 1, e) / (1 + e)                           # e^x/(1+e^x) for x < 0
     def backward(self, grad, out): return grad * out * (1 - out)          # dσ = σ(1-σ)
 
 
@@ -68,6 +70,32 @@ class Relu(Function):
 class Abs(Function):
     def forward(self, x): return np.abs(x)
     def backward(self, grad, out): return grad * self.parents[0].sign()
+
+
+class Sin(Function):
+    def forward(self, x): return np.sin(x)
+    def backward(self, grad, out): return grad * self.parents[0].cos()     # d sin = cos
+
+
+class Cos(Function):
+    def forward(self, x): return np.cos(x)
+    def backward(self, grad, out): return -grad * self.parents[0].sin()    # d cos = -sin
+
+
+class Log1p(Function):
+    """log(1 + x), exact for tiny x where 1 + x would round to 1."""
+    def forward(self, x): return np.log1p(x)
+    def backward(self, grad, out): return grad / (self.parents[0] + 1)    # d log(1+x) = 1/(1+x)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
+
+
+class Erf(Function):
+    def forward(self, x): return np.asarray(_erf(x), dtype=x.dtype if x.dtype.kind == "f" else np.float32)
+    def backward(self, grad, out):                                        # d erf = 2/√π e^(-x²)
+        x = self.parents[0]
+        return grad * (-(x * x)).exp() * (2 / math.sqrt(math.pi))
 
 
 class Cast(Function):
@@ -142,6 +170,25 @@ class Maximum(Function):
                 unbroadcast(grad * (1 - share_x), y.shape) if y.requires_grad else None)
 
 
+class Minimum(Function):
+    """Elementwise min; at ties the gradient is split in half, as for Maximum."""
+    def forward(self, x, y): return np.minimum(x, y)
+    def backward(self, grad, out):
+        x, y = self.parents
+        share_x = (x < y).cast(grad.dtype) + (x == y).cast(grad.dtype) * 0.5
+        return (unbroadcast(grad * share_x, x.shape) if x.requires_grad else None,
+                unbroadcast(grad * (1 - share_x), y.shape) if y.requires_grad else None)
+
+
+class Mod(Function):
+    """x mod y = x − ⌊x/y⌋·y, with the sign of y (Python's and PyTorch's %)."""
+    def forward(self, x, y): return np.remainder(x, y)
+    def backward(self, grad, out):                                        # d(x mod y) = dx − ⌊x/y⌋ dy
+        x, y = self.parents
+        return (unbroadcast(grad, x.shape) if x.requires_grad else None,
+                unbroadcast(-grad * (x // y), y.shape) if y.requires_grad else None)
+
+
 class Matmul(Function):
     """(..., n, k) @ (..., k, m) -> (..., n, m), with batch dimensions broadcast."""
     def forward(self, x, y):
@@ -180,9 +227,11 @@ class Sum(Function):
 
 class Max(Function):
     """Max over axes; ties share the gradient equally."""
+    reduce = staticmethod(np.max)
+
     def forward(self, x, axis, keepdim):
         self.axis, self.keepdim = axis, keepdim
-        return np.max(x, axis=axis, keepdims=keepdim)
+        return self.reduce(x, axis=axis, keepdims=keepdim)
     def backward(self, grad, out):
         x = self.parents[0]
         kshape = _keepdim_shape(x.shape, self.axis)
@@ -192,10 +241,22 @@ class Max(Function):
         return grad.expand(x.shape) * hit / hit.sum(axis=self.axis, keepdim=True)
 
 
+class Min(Max):
+    """Min over axes, its own reduction (not −max(−x), which overflows at the smallest integer)."""
+    reduce = staticmethod(np.min)
+
+
 def _keepdim_shape(shape: tuple, axis) -> tuple:
     if axis is None:
         return (1,) * len(shape)
     return tuple(1 if i in axis else n for i, n in enumerate(shape))
+
+
+class Cumsum(Function):
+    """Running sum along one axis: out[i] = x[0] + ... + x[i]."""
+    def forward(self, x, axis): self.axis = axis; return np.cumsum(x, axis=axis)
+    def backward(self, grad, out):                                        # x[i] reaches out[j] for all j >= i
+        return grad.flip(self.axis).cumsum(self.axis).flip(self.axis)
 
 
 # ---------------------------------------------------------------- movement ops
@@ -213,6 +274,12 @@ class Permute(Function):
 class Expand(Function):
     def forward(self, x, shape): return np.broadcast_to(x, shape)
     def backward(self, grad, out): return unbroadcast(grad, self.parents[0].shape)
+
+
+class Clone(Function):
+    """A copy with its own memory; the gradient passes unchanged."""
+    def forward(self, x): return x.copy()
+    def backward(self, grad, out): return grad
 
 
 class Getitem(Function):

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from tinygrad_like import fused, ops
+from tinygrad_like import dtypes, fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
-from tinygrad_like.function import Function, current_scope, state
+from tinygrad_like.function import Function, current_scope, no_grad, state
 
 
 def _shape_args(shape) -> tuple:
@@ -106,16 +106,6 @@ class Tensor:
             dtype = np.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else np.float32
         return cls(np.arange(start, stop, step, dtype=dtype), requires_grad=requires_grad)
 
-    @classmethod
-    def eye(cls, n: int, dtype=np.float32, requires_grad=False):
-        return cls(np.eye(n, dtype=dtype), requires_grad=requires_grad)
-
-    def zeros_like(self) -> "Tensor":
-        return Tensor(np.zeros_like(self.data))
-
-    def ones_like(self) -> "Tensor":
-        return Tensor(np.ones_like(self.data))
-
     # ------------------------------------------------------------ properties
     @property
     def shape(self) -> tuple: return self.data.shape
@@ -139,6 +129,40 @@ class Tensor:
         return self.shape[0]
 
     def __hash__(self): return id(self)
+
+    def __iter__(self):
+        """Over the first axis, as PyTorch: a (3, 4) tensor yields three (4,) tensors."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    # ------------------------------------------------------------ Python number protocols
+    def _one(self, what: str):
+        if self.data.size != 1:
+            raise TypeError(f"{what}: only one-element tensors can be converted to Python scalars, "
+                            f"got shape {self.shape}")
+        return self.data.item()
+
+    def __float__(self): return float(self._one("float()"))
+    def __int__(self): return int(self._one("int()"))
+
+    def __index__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"__index__: only integer tensors of a single element can be used as an index, "
+                            f"got dtype {self.dtype}")
+        return int(self._one("__index__"))
+
+    def __format__(self, spec: str):
+        """f"{loss:.3f}": a one-element tensor formats like its number; others only with an empty spec."""
+        if self.data.size == 1:
+            return format(self.data.item(), spec)
+        return object.__format__(self, spec)
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t) and np.array(t, dtype=...) give the numeric array (a copy only when needed
+        or asked: copy=True)."""
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return array.copy() if copy and array is self.data else array
 
     def __bool__(self):
         if self.data.size != 1:
@@ -171,8 +195,33 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=self.dtype), None)
         return Tensor(other)
 
+    def _pair(self, other, op: str = "") -> tuple:
+        """self and other as two Tensors of one dtype, by PyTorch's promotion (tinygrad_like/dtypes.py):
+        a Python number keeps a float tensor's dtype, an integer tensor meeting a float takes the float's."""
+        if isinstance(other, Tensor):
+            if other.data.dtype == self.data.dtype:   # the hot path: no promotion to work out
+                return self, other
+        elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        if op == "-" and (self.data.dtype == bool or isinstance(other, Tensor) and other.data.dtype == bool):
+            raise TypeError(f"-: subtracting with a bool tensor is not supported (as in PyTorch); got {self.dtype} "
+                            f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, use ~ or ^ for bools")
+        if not isinstance(other, (Tensor, int, float, np.generic)):
+            other = Tensor(other)
+        dtype = dtypes.result_type(self.data, other.data if isinstance(other, Tensor) else other)
+        if not isinstance(other, Tensor):
+            other = Tensor._make(np.asarray(other, dtype=dtype), None)
+        return self.cast(dtype), other.cast(dtype)
+
+    def _floats(self, other) -> tuple:
+        """_pair, then integer or bool operands as float32: true division of integers gives the default float."""
+        a, b = self._pair(other)
+        return (a, b) if a.data.dtype.kind == "f" else (a.cast(dtypes.DEFAULT_FLOAT), b.cast(dtypes.DEFAULT_FLOAT))
+
     # ------------------------------------------------------------ unary ops
     def __neg__(self): return ops.Neg.apply(self)
+    def __pos__(self): return self
+    def __abs__(self): return self.abs()
     def exp(self): return ops.Exp.apply(self)
     def log(self): return ops.Log.apply(self)
     def sqrt(self): return ops.Sqrt.apply(self)
@@ -195,38 +244,83 @@ class Tensor:
         return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
 
     # ------------------------------------------------------------ binary ops
-    def __add__(self, other): return ops.Add.apply(self, self._lift(other))
-    def __radd__(self, other): return ops.Add.apply(self._lift(other), self)
-    def __sub__(self, other): return ops.Sub.apply(self, self._lift(other))
-    def __rsub__(self, other): return ops.Sub.apply(self._lift(other), self)
-    def __mul__(self, other): return ops.Mul.apply(self, self._lift(other))
-    def __rmul__(self, other): return ops.Mul.apply(self._lift(other), self)
-    def __truediv__(self, other): return ops.Div.apply(self, self._lift(other))
-    def __rtruediv__(self, other): return ops.Div.apply(self._lift(other), self)
+    # operands are promoted by PyTorch's rules first (_pair); reflected ops swap the pair
+    def __add__(self, other): return ops.Add.apply(*self._pair(other))
+    def __radd__(self, other): return ops.Add.apply(*self._pair(other)[::-1])
+    def __sub__(self, other): return ops.Sub.apply(*self._pair(other, "-"))
+    def __rsub__(self, other): return ops.Sub.apply(*self._pair(other, "-")[::-1])
+    def __mul__(self, other): return ops.Mul.apply(*self._pair(other))
+    def __rmul__(self, other): return ops.Mul.apply(*self._pair(other)[::-1])
+    def __truediv__(self, other): return ops.Div.apply(*self._floats(other))
+    def __rtruediv__(self, other): return ops.Div.apply(*self._floats(other)[::-1])
 
     def __pow__(self, other):
-        if isinstance(other, Tensor):
-            return ops.Pow.apply(self, other)
-        return ops.PowConst.apply(self, c=float(other))
+        if isinstance(other, Tensor) or not isinstance(other, (int, float, np.number)):
+            return ops.Pow.apply(*_no_bool_pow(*self._pair(other)))
+        if self.dtype.kind == "f":
+            return ops.PowConst.apply(self, c=float(other))
+        if isinstance(other, (float, np.floating)):                 # int ** 0.5: float32, as in PyTorch
+            return ops.PowConst.apply(self.cast(dtypes.DEFAULT_FLOAT), c=float(other))
+        base = self if self.dtype != bool else self.cast(dtypes.INT64)   # bool ** 2 is int64
+        return ops.PowConst.apply(base, c=int(other))
 
-    def __rpow__(self, other): return ops.Pow.apply(self._lift(other), self)
+    def __rpow__(self, other): return ops.Pow.apply(*_no_bool_pow(*self._pair(other)[::-1]))
 
-    def maximum(self, other): return ops.Maximum.apply(self, self._lift(other))
-    def minimum(self, other): return -((-self).maximum(-self._lift(other)))
+    def __floordiv__(self, other):
+        """⌊self / other⌋ (PyTorch's and Python's floor division, also for negative numbers). No gradient:
+        the derivative is 0 wherever it exists."""
+        a, b = self._pair(other)
+        if a.dtype.kind != "f" and not b.data.all():
+            raise ZeroDivisionError(f"floor_divide: integer division by zero (shapes {a.shape} and {b.shape})")
+        return Tensor._make(np.floor_divide(a.data, b.data), None)
 
-    def clip(self, low=None, high=None):
-        """Clamp into [low, high]; the gradient is 1 inside and 0 where clamped."""
-        out = self
-        if low is not None:
-            out = (out < low).where(self._lift(low), out)
-        if high is not None:
-            out = (out > high).where(self._lift(high), out)
-        return out
+    def __rfloordiv__(self, other): return self._pair(other)[1] // self
+
+    def __mod__(self, other):
+        """self − ⌊self / other⌋·other: the remainder takes the sign of the divisor, as in Python and PyTorch."""
+        a, b = self._pair(other)
+        if a.dtype.kind != "f" and not b.data.all():
+            raise ZeroDivisionError(f"remainder: integer division by zero (shapes {a.shape} and {b.shape})")
+        return ops.Mod.apply(a, b)
+
+    def __rmod__(self, other): return self._pair(other)[1] % self
+
+    def maximum(self, other): return ops.Maximum.apply(*self._pair(other))
+    def minimum(self, other): return ops.Minimum.apply(*self._pair(other))
+
+    # ------------------------------------------------------------ in-place ops
+    def _inplace(self, other, op, name: str):
+        """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
+        result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
+        `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
+        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name."""
+        recording = state.grad_enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
+        if recording:
+            if self.requires_grad and self._ctx is None:
+                raise RuntimeError(f"{name}: a leaf tensor that requires grad cannot be changed in place while "
+                                   "a graph is recorded; update it under `with no_grad():`")
+            return op(self, other)
+        with no_grad():
+            result = op(self, other).data
+        if result.shape != self.shape:
+            raise ValueError(f"{name}: the result's shape {result.shape} is not the tensor's shape {self.shape}")
+        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+            raise TypeError(f"{name}: the result's dtype {result.dtype} cannot be written into a {self.dtype} tensor")
+        if not self.data.flags.writeable:
+            raise ValueError(f"{name}: this tensor's array is read-only (a broadcast view?); make a copy first")
+        np.copyto(self.data, result, casting="same_kind")
+        return self
+
+    def __iadd__(self, other): return self._inplace(other, Tensor.__add__, "+=")
+    def __isub__(self, other): return self._inplace(other, Tensor.__sub__, "-=")
+    def __imul__(self, other): return self._inplace(other, Tensor.__mul__, "*=")
+    def __itruediv__(self, other): return self._inplace(other, Tensor.__truediv__, "/=")
 
     def matmul(self, other):
-        """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector."""
-        other = self._lift(other)
-        x = self.unsqueeze(0) if self.ndim == 1 else self
+        """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector.
+        The dtypes are promoted as for `*` (an int64 one-hot @ float32 weights is float32)."""
+        a, other = self._pair(other)
+        x = a.unsqueeze(0) if a.ndim == 1 else a
         y = other.unsqueeze(-1) if other.ndim == 1 else other
         if x.ndim < 2 or y.ndim < 2:
             raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
@@ -266,11 +360,19 @@ class Tensor:
     def __eq__(self, other): return self._compare(other, np.equal)
     def __ne__(self, other): return self._compare(other, np.not_equal)
     def __invert__(self): return Tensor._make(~self.data, None)
-    def __and__(self, other): return self._compare(other, np.logical_and)
-    def __or__(self, other): return self._compare(other, np.logical_or)
 
-    def any(self): return Tensor._make(np.any(self.data), None)
-    def all(self): return Tensor._make(np.all(self.data), None)
+    def _bitwise(self, other, fn, name: str):
+        """Bitwise on integers, logical on bools (the same thing for one bit), as in PyTorch and numpy."""
+        a, b = self._pair(other)
+        if a.dtype.kind == "f":
+            raise TypeError(f"{name}: needs bool or integer tensors, got {self.dtype} and "
+                            f"{other.dtype if isinstance(other, Tensor) else type(other).__name__}")
+        return Tensor._make(fn(a.data, b.data), None)
+
+    def __and__(self, other): return self._bitwise(other, np.bitwise_and, "&")
+    def __or__(self, other): return self._bitwise(other, np.bitwise_or, "|")
+    def __xor__(self, other): return self._bitwise(other, np.bitwise_xor, "^")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     # ------------------------------------------------------------ reduce ops
     def _axes(self, axis) -> tuple | None:
@@ -278,20 +380,36 @@ class Tensor:
             return None
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         for a in axes:
-            if not -self.ndim <= a < max(self.ndim, 1):
+            if not -max(self.ndim, 1) <= a < max(self.ndim, 1):
                 raise ValueError(f"axis {a} is out of range for a tensor of shape {self.shape}")
-        return tuple(sorted(int(a) % max(self.ndim, 1) for a in axes))
+        if self.ndim == 0:
+            return ()    # dim 0 or -1 of a 0-d tensor is the tensor itself, as in PyTorch
+        return tuple(sorted(int(a) % self.ndim for a in axes))
 
-    def sum(self, axis=None, keepdim=False): return ops.Sum.apply(self, axis=self._axes(axis), keepdim=keepdim)
+    def sum(self, axis=None, keepdim=False, dtype=None):
+        """Σ over `axis` (all axes when None). dtype: cast first, e.g. to accumulate float32 in float64."""
+        x = self if dtype is None else self.cast(dtype)
+        return ops.Sum.apply(x, axis=x._axes(axis), keepdim=keepdim)
+
     def max(self, axis=None, keepdim=False): return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
-    def min(self, axis=None, keepdim=False): return -((-self).max(axis, keepdim))
+    def min(self, axis=None, keepdim=False): return ops.Min.apply(self, axis=self._axes(axis), keepdim=keepdim)
+
+    def logsumexp(self, axis=-1, keepdim=False):
+        """log Σ exp(x) over `axis`, computed as m + log Σ exp(x − m) with m the (constant) max, so exp
+        never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
+        subtracted: the row's result is then −inf (or +inf), as in PyTorch."""
+        m = self.max(axis, keepdim=True).detach()
+        m = Tensor._make(np.where(np.isfinite(m.data), m.data, 0).astype(self.dtype), None)
+        out = (self - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(_reduced_shape(self.shape, self._axes(axis)))
 
     def _count(self, axis) -> int:
         axes = self._axes(axis)
-        return self.size if axes is None else math.prod(self.shape[a] for a in axes)
+        return self.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
 
-    def mean(self, axis=None, keepdim=False):
-        return self.sum(axis, keepdim) / self._count(axis)
+    def mean(self, axis=None, keepdim=False, dtype=None):
+        x = self if dtype is None else self.cast(dtype)
+        return x.sum(axis, keepdim) / x._count(axis)
 
     def var(self, axis=None, keepdim=False, correction=1):
         """Σ(x - mean)² / (N - correction): correction=1 is the unbiased estimate, 0 the population variance."""
@@ -300,9 +418,6 @@ class Tensor:
 
     def std(self, axis=None, keepdim=False, correction=1):
         return self.var(axis, keepdim, correction).sqrt()
-
-    def argmax(self, axis=None):
-        return Tensor._make(np.argmax(self.data, axis=axis), None)
 
     # ------------------------------------------------------------ movement ops
     def reshape(self, *shape):
@@ -397,6 +512,9 @@ class Tensor:
     # ------------------------------------------------------------ functional nn ops (composed)
     def softmax(self, axis=-1):
         """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+        if self.ndim == 0:                                      # dim 0 / -1 of a 0-d tensor: softmax is 1
+            self._axes(axis)
+            return self.reshape(1).softmax(0).reshape(())
         if state.fused:
             return fused.Softmax.apply(self, axis=self._axes(axis)[0])
         e = (self - self.max(axis, keepdim=True).detach()).exp()
@@ -404,6 +522,9 @@ class Tensor:
 
     def log_softmax(self, axis=-1):
         """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+        if self.ndim == 0:
+            self._axes(axis)
+            return self.reshape(1).log_softmax(0).reshape(())
         if state.fused:
             return fused.LogSoftmax.apply(self, axis=self._axes(axis)[0])
         shifted = self - self.max(axis, keepdim=True).detach()
@@ -421,15 +542,24 @@ class Tensor:
         y = y if weight is None else y * weight
         return y if bias is None else y + bias
 
-    def sparse_categorical_crossentropy(self, targets, ignore_index=-1):
-        """Mean of -log softmax(logits)[target] over positions whose target is not `ignore_index`.
+    def sparse_categorical_crossentropy(self, targets, ignore_index=-1, reduction="mean", label_smoothing=0.0):
+        """−log softmax(logits)[target] per position whose target is not `ignore_index`, computed as
+        logsumexp(logits) − logits[target] (no log of an underflowed probability).
 
-        self: logits (..., C); targets: integer (...). With no position left, the loss is 0.
+        self: logits (..., C); targets: integer (...). label_smoothing ε: the target is (1 − ε)·onehot
+        + ε/C, adding ε·(logsumexp − mean(logits)) per position. reduction: "mean" over the positions
+        kept (0 when none is left; PyTorch gives NaN there), "sum", or "none" (shape (...), 0 at
+        ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
+        tinygrad_like.functional.cross_entropy.
         """
         targets = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
         if targets.shape != self.shape[:-1]:
             raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
                              f"{self.shape[:-1]}, got {targets.shape}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], got {label_smoothing}")
         n_class = self.shape[-1]
         flat = targets.reshape(-1)
         keep = flat != ignore_index
@@ -437,11 +567,19 @@ class Tensor:
         if bad.size:
             raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
         rows = np.nonzero(keep)[0]
+        logits = self.reshape(-1, n_class)
         if state.fused:
-            return fused.CrossEntropy.apply(self.reshape(-1, n_class), rows=rows, targets=flat[rows])
-        logp = self.reshape(-1, n_class).log_softmax(-1)
-        picked = logp[rows, flat[rows]]
-        return -picked.sum() / max(len(rows), 1)
+            loss = fused.CrossEntropy.apply(logits, rows=rows, targets=flat[rows], reduction=reduction,
+                                            label_smoothing=float(label_smoothing))
+        else:
+            logp = logits[rows].log_softmax(-1)                               # x − logsumexp(x), (M, C)
+            losses = -logp[np.arange(len(rows)), flat[rows]]
+            if label_smoothing:
+                losses = (1 - label_smoothing) * losses - label_smoothing * logp.mean(-1)
+            if reduction == "none":
+                return ops.ScatterAdd.apply(losses, shape=(len(flat),), index=rows).reshape(targets.shape)
+            loss = losses.sum() if reduction == "sum" else losses.sum() / max(len(rows), 1)
+        return loss.reshape(targets.shape) if reduction == "none" else loss
 
     def dropout(self, p=0.5, training=True):
         """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
@@ -453,7 +591,8 @@ class Tensor:
         return self * Tensor._make((keep / (1 - p)).astype(self.dtype), None)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
-        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query.
+        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
+        lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
 
         attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
         the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
@@ -472,7 +611,7 @@ class Tensor:
             scores = scores.masked_fill(Tensor(~_causal(q.shape[-2], k.shape[-2])), -math.inf)
         if mask is not None:
             scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
-        weights = scores.softmax(-1)
+        weights = attention_softmax(scores)
         out = weights @ v
         return (out, weights) if return_weights else out
 
@@ -511,6 +650,30 @@ class Tensor:
 
 
 Function.make_tensor = Tensor._make
+
+
+def attention_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last axis, except that a row of scores that are all −inf (a query whose every
+    key is masked: a padded position) gets weights 0, hence output 0 and gradient 0, as PyTorch's
+    scaled_dot_product_attention gives, instead of 0/0 = NaN. (A plain softmax of such a row is NaN,
+    in PyTorch too.) The dead rows' scores are replaced by 0 before the softmax, so that no NaN
+    reaches the backward pass either."""
+    dead = np.isneginf(scores.data).all(-1, keepdims=True)
+    if not dead.any():
+        return scores.softmax(-1)
+    dead = Tensor._make(dead, None)
+    return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
+
+
+def _no_bool_pow(x: Tensor, y: Tensor) -> tuple:
+    if x.dtype == bool:     # numpy would answer in int8; PyTorch refuses
+        raise TypeError("**: a power of two bool tensors is not supported (as in PyTorch); cast one to int or float")
+    return x, y
+
+
+def _reduced_shape(shape: tuple, axes) -> tuple:
+    """`shape` without `axes` (all of them when None): the shape of a reduction without keepdim."""
+    return () if axes is None else tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _causal(tq: int, tk: int) -> np.ndarray:
@@ -579,3 +742,15 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
                                "pass allow_unused=True to get None for it")
         result.append(g)
     return result
+
+
+# The API beyond the core lives in modules grouped by idea (creation, elementwise math, reductions,
+# movement, selection); each lists its functions in METHODS, and they become Tensor methods here.
+from tinygrad_like import creation, elementwise_math, movement, reductions, selection  # noqa: E402
+
+for _module in (creation, elementwise_math, reductions, movement, selection):
+    for _name, _method in _module.METHODS.items():
+        if _name in Tensor.__dict__:  # one definition per name: a second one would silently replace the first
+            raise ImportError(f"Tensor.{_name} is defined in tensor.py and in {_module.__name__}")
+        setattr(Tensor, _name, _method)
+del _module, _name, _method
