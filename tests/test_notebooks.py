@@ -18,10 +18,10 @@ Skipped when nbclient, nbformat or ipykernel is missing: `pip install -e ".[note
 from __future__ import annotations
 
 import importlib.util
-import math
-import sys
 import json
+import math
 import re
+import sys
 from pathlib import Path
 
 import pytest

@@ -46,7 +46,8 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
 
 def our_files() -> list[Path]:
     files = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"] + sorted((ROOT / "notebooks").glob("*.ipynb"))
-    return files + [p for p in sorted(ROOT.rglob("*.py")) if not {".venv", "out", "build"} & set(p.relative_to(ROOT).parts)]
+    skip = {".venv", "out", "build"}
+    return files + [p for p in sorted(ROOT.rglob("*.py")) if not skip & set(p.relative_to(ROOT).parts)]
 
 
 def markdown_cells(path: Path) -> list[tuple[str, str]]:
