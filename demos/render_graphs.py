@@ -7,9 +7,9 @@ transformer block draws as boxes ln_1, attn, ln_2, mlp; parameters carry their d
 backward rules are Tensor ops, the gradient itself can be a graph (create_graph=True): the last
 picture is d/dx of Σ tanh(x), drawn as the ops that compute it.
 
-The graphs are drawn with the composed versions of softmax, layernorm, GELU and attention (the
-library's `composed()` switch), so you see how they are built; `--fused` draws the single fused ops
-that training uses instead.
+The graphs are the ones training builds, with fused linear, softmax, layernorm, GELU and attention
+ops, each opened (draw_graph's expand=True) into a dashed box holding its composed twin: the box is
+labelled with the fused op, its contents show how it is built. `--fused` leaves them closed.
 
 Two pages step through a backward pass one node at a time, in the engine's own order (open them in
 a browser; previous / next or the arrow keys): neuron_backprop.html for the neuron and
@@ -30,7 +30,7 @@ import _common
 import attention_by_hand
 import nn
 from _common import named
-from tinygrad_like import Tensor, backprop_steps, composed, draw_graph, grad
+from tinygrad_like import Tensor, backprop_steps, draw_graph, grad
 
 
 # ---------------------------------------------------------------- the models
@@ -120,12 +120,9 @@ def grad_of_tanh():
 def main(argv=None) -> dict:
     p = _common.parser("render_graphs", __doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--fused", action="store_true", help="draw the fused ops training uses, not their compositions")
+    p.add_argument("--fused", action="store_true", help="leave the fused ops closed (one node each)")
     args = p.parse_args(argv)
-    if args.fused:
-        return gallery(args)
-    with composed():
-        return gallery(args)
+    return gallery(args)
 
 
 def gallery(args) -> dict:
@@ -138,7 +135,8 @@ def gallery(args) -> dict:
         loss = build()                                             # a scalar
         loss.backward(retain_graph=True)                           # keep the graph to draw it with gradient norms
         for direction in ("forward", "backward"):
-            g = draw_graph(loss, direction=direction, show_values=values, show_grads=direction == "backward")
+            g = draw_graph(loss, direction=direction, show_values=values, show_grads=direction == "backward",
+                           expand=not args.fused)
             files[f"{name}_{direction}"] = {"path": _common.save_graph(g, out / f"{name}_{direction}.svg"),
                                             "nodes": _common.count_nodes(g)}
 

@@ -67,7 +67,7 @@ from models import tokenizer as tokenizers
 from models.gpt import GPT, GPTConfig
 from nn import state as checkpoint
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
-from tinygrad_like import Tensor, draw_graph, no_grad, scope
+from tinygrad_like import Tensor, draw_graph, no_grad
 from tinygrad_like import random as _random
 from tinygrad_like.memory import tune_malloc
 
@@ -474,9 +474,10 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     """The backward graph of block 0 of the trained model on a few tokens (batch 1).
 
     The block's input is the snippet's embeddings as a leaf x (1, T, C); L = sum of the block's
-    outputs stands in for the loss the rest of the network would compute. Run inside the
-    "transformer" scope, the ops' scopes (transformer.h.0.attn, ...) match the parameter names, so
-    draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights.
+    outputs stands in for the loss the rest of the network would compute. A block called on its own
+    still runs in its scope in the model (transformer.h.0, the prefix of its parameters' names), so
+    draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights, and opens the fused
+    multi-head attention to show the heads' primitives.
     """
     tr = model.transformer
     emb = tr.wte.weight.data[ids]                                         # (T, C)
@@ -485,11 +486,10 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     x = Tensor(emb[None].copy(), requires_grad=True, name="x")           # (1, T, C)
     model.eval()
     try:
-        with scope("transformer"):
-            y = tr.h[0](x)                                                # (1, T, C)
+        y = tr.h[0](x)                                                    # (1, T, C)
         loss = y.sum()
-        loss.backward(retain_graph=True)
-        graph = draw_graph(loss, direction="backward", group_scopes=True, show_grads=True)
+        loss.backward(retain_graph=True)  # keeps the arrays: gradient norms on every edge, and the attention opened
+        graph = draw_graph(loss, direction="backward", show_grads=True, expand={"MultiHeadAttention"})
         return _common.save_graph(graph, path)
     finally:
         model.zero_grad()

@@ -5,44 +5,69 @@ as a MoE layer's `aux_loss`, is not a parameter); a sub-layer is any Module attr
 or a list/tuple of Modules (named `h.0`, `h.1`, ...). Names are dotted paths, as in PyTorch and
 nanoGPT (`h.0.attn.c_attn.weight`), so state dicts move between the frameworks by name.
 
-Calling a module runs its `forward` inside the engine's name scope for that module, so
-`draw_graph` can box every block and sub-layer of a transformer, and parameters carry their dotted
-names into the drawing.
+Calling a module runs its `forward` inside the engine's name scope named by the module's dotted
+path from the outermost module that holds it (`transformer.h.0.attn`), the prefix of its parameters'
+names. So `draw_graph` boxes every block and sub-layer of a transformer like its state_dict, each
+parameter in the box of the layer that uses it, and a block called on its own draws the same boxes.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Iterator
 
 import numpy as np
 
-from tinygrad_like import Tensor, scope
+from tinygrad_like import Tensor
+from tinygrad_like.function import state
+
+
+def _join(outer: str, inner: str) -> str:
+    return f"{outer}.{inner}" if outer and inner else outer or inner
 
 
 class Module:
     training = True
-    _local_name = ""
+    _local_name = ""   # the name in its parent (`h.0`)
+    _path = None       # the dotted path from the outermost module (`transformer.h.0`), set by naming
+    _parent = None     # a weak reference to the module that holds it
     _names_version = -1
     _tree_version = 0  # bumped whenever any module gains or swaps a sub-layer or a parameter
     _calls_in_progress = 0
+    _scope_base = ""   # the caller's scope around the outermost module call
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        outermost = Module._calls_in_progress == 0
-        if outermost and self._names_version != Module._tree_version:
-            self._assign_names()  # names run from the module the user called, down
+        if Module._calls_in_progress == 0:
+            root = self._root()
+            if root._names_version != Module._tree_version:
+                root._assign_names()  # names run from the outermost module down, even when a part is called
+            Module._scope_base = state.scope
+        prev = state.scope
+        path = self._path
+        state.scope = _join(Module._scope_base, path) if path is not None else _join(prev, self._local_name)
         Module._calls_in_progress += 1
         try:
-            with scope(self._local_name):
-                return self.forward(*args, **kwargs)
+            return self.forward(*args, **kwargs)
         finally:
             Module._calls_in_progress -= 1
+            state.scope = prev
 
     def __setattr__(self, key, value):
         if isinstance(value, (Module, list, tuple)) or (isinstance(value, Tensor) and value._ctx is None):
             Module._tree_version += 1
+            for child in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(child, Module):
+                    object.__setattr__(child, "_parent", weakref.ref(self))
         object.__setattr__(self, key, value)
+
+    def _root(self) -> Module:
+        """The outermost module holding this one (itself when none does)."""
+        module = self
+        while module._parent is not None and (parent := module._parent()) is not None:
+            module = parent
+        return module
 
     # ------------------------------------------------------------ the tree
     def children(self) -> Iterator[tuple[str, "Module"]]:
@@ -75,9 +100,10 @@ class Module:
 
     def _assign_names(self) -> None:
         """Give sub-modules their scope names and parameters their dotted names (for drawings)."""
-        for _, module in self.named_modules():
+        for path, module in self.named_modules():
             for name, child in module.children():
                 object.__setattr__(child, "_local_name", name)
+            object.__setattr__(module, "_path", path)
             object.__setattr__(module, "_names_version", Module._tree_version)
         for name, p in self.named_parameters():
             p.name = name

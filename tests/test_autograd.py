@@ -1,9 +1,13 @@
 """Autograd behaviour: accumulation, retain_graph, freeing, no_grad, grad(), higher order, deep graphs,
 detect_anomaly. Known answers come from calculus or finite differences, not from the engine."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
 from tinygrad_like import Tensor, detect_anomaly, grad, no_grad, scope
+from tinygrad_like.function import Skeleton
 
 
 def test_gradients_accumulate_across_backward_calls():
@@ -28,13 +32,31 @@ def test_retain_graph_allows_a_second_backward():
     np.testing.assert_array_equal(x.grad.numpy(), [2 * 12.0])  # 3x² twice
 
 
-def test_graph_is_freed_after_backward():
-    x = Tensor([2.0], requires_grad=True)
-    y = (x.exp() * x).sum()
+def test_graph_is_freed_after_backward_down_to_its_skeleton():
+    """After backward the arrays go (intermediate outputs, saved arrays); what a drawing needs stays:
+    each op, its output's shape, dtype and scope, links to its parents, and the leaves themselves."""
+    x = Tensor(np.linspace(-1, 1, 100), requires_grad=True, name="x")
+    with scope("layer"):
+        h = x.exp()                                 # (100,): dropped once the graph is freed
+    logits = (h * x).reshape(20, 5)
+    y = logits.sparse_categorical_crossentropy(np.zeros(20, dtype=np.int64))
+    h_data, probs = weakref.ref(h.data), weakref.ref(y._ctx.probs)   # an output, and an array saved for backward
+    del h, logits
     y.backward()
     with pytest.raises(RuntimeError, match="retain_graph=True"):
         y.backward()
-    assert y._ctx.parents is None                   # the inputs it held were released
+    gc.collect()
+    assert h_data() is None and probs() is None
+    assert y._ctx.freed and not hasattr(y._ctx, "probs") and not hasattr(y._ctx, "options")
+    (reshaped,) = y._ctx.parents
+    assert isinstance(reshaped, Skeleton) and reshaped.shape == (20, 5) and reshaped.data is None
+    while type(reshaped._ctx).__name__ == "Reshape":
+        (reshaped,) = reshaped._ctx.parents
+    product = reshaped
+    exp, leaf = product._ctx.parents
+    assert type(product._ctx).__name__ == "Mul" and leaf is x  # a leaf that requires grad stays itself
+    assert type(exp._ctx).__name__ == "Exp" and exp.scope == "layer" and exp.dtype == np.float64
+    assert exp._ctx.parents == (x,)
 
 
 def test_leaf_gradients_are_arrays_of_their_own():
@@ -202,3 +224,18 @@ def test_detect_anomaly_accepts_masked_attention():
     with detect_anomaly():
         q.scaled_dot_product_attention(q, q, is_causal=True).sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
+
+
+def test_a_freed_graph_keeps_small_values_as_copies_that_pin_nothing():
+    """A skeleton keeps at most 4 numbers, copied: a small view must not keep its big base array alive."""
+    big = np.arange(1000.0)
+    w = Tensor([1.0, 2.0], requires_grad=True, dtype=np.float64)
+    y = (w * Tensor(big[:2])).sum()                  # the constant is a view of `big`
+    base = weakref.ref(big)
+    del big
+    y.backward()
+    gc.collect()
+    assert base() is None
+    (product,) = y._ctx.parents
+    leaf, constant = product._ctx.parents
+    assert leaf is w and constant.data.tolist() == [0.0, 1.0] and constant.data.base is None

@@ -73,15 +73,16 @@ def test_forward_graph_draws_one_edge_per_use_and_constants():
     assert any(labels == ["const", "3."] for labels, _ in nodes.values())  # the scalar shows its value
 
 
-def test_show_values_and_freed_graph_note():
+def test_show_values_and_a_freed_graph():
     x = Tensor([1.0, 2.0], requires_grad=True, name="x")
     y = (x * 2.0).sum()
     nodes, _, _ = parse_dot(draw_graph(y, show_values=True).source)
     assert ["x", "(2)", "[1., 2.]"] in [labels for labels, _ in nodes.values()]
     assert ["Sum", "()", "6."] in [labels for labels, _ in nodes.values()]
-    y.backward()                                     # frees the graph: the drawing says so instead of lying
+    y.backward()                                     # frees the graph's arrays, keeps its skeleton
     nodes, _, _ = parse_dot(draw_graph(y).source)
-    assert [labels for labels, _ in nodes.values()] == [["Sum", "()", "(graph freed by backward)"]]
+    assert sorted(labels for labels, _ in nodes.values()) == [["Mul", "(2)"], ["Sum", "()"], ["const", "()", "2."],
+                                                              ["x", "(2)"]]
 
 
 # ---------------------------------------------------------------- backward
@@ -208,3 +209,241 @@ def test_without_any_renderer_the_dot_file_is_written_with_a_warning(hide_dot, h
     with pytest.warns(UserWarning, match="no Graphviz renderer found.*apt-get install graphviz"):
         out = g.render_to(tmp_path / "graph.svg")
     assert out == tmp_path / "graph.dot" and out.read_text() == g.source
+
+
+# ---------------------------------------------------------------- a graph freed by backward keeps its skeleton
+
+
+def cluster_labels(source: str) -> dict:
+    """{cluster name: its label} of DOT text as graphviz.Digraph writes it."""
+    labels, stack = {}, []
+    for line in source.splitlines():
+        line = line.strip()
+        if m := re.match(r'subgraph "?([^" ]+)"? \{$', line):
+            stack.append(m[1])
+        elif line == "}":
+            if stack:
+                stack.pop()
+        elif stack and " [" not in line and (m := re.search(r'(?:^| )label=("(?:[^"\\]|\\.)*"|\S+)', line)):
+            labels[stack[-1]] = m[1].strip('"')
+    return labels
+
+
+def test_after_a_plain_backward_the_whole_graph_is_drawn_with_every_leafs_gradient():
+    """The README's first example without retain_graph: every op and both leaves are drawn, and the
+    leaves' gradient norms are those of the derivatives worked out in numpy."""
+    xv, wv, bv = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, -1.0], [0.25, 0.1]]), np.array([0.1, -0.2])
+    x = Tensor(xv, name="x")
+    w = Tensor(wv, requires_grad=True, name="w")
+    b = Tensor(bv, requires_grad=True, name="b")
+    loss = (x @ w + b).tanh().sum()
+    loss.backward()
+    nodes, edges, _ = parse_dot(draw_graph(loss, direction="backward", show_grads=True).source)
+    named = {(a, b) for a, b, _ in named_edges(nodes, edges)}
+    assert named == {("dL/dL = 1", "SumBackward"), ("SumBackward", "TanhBackward"), ("TanhBackward", "AddBackward"),
+                     ("AddBackward", "MatmulBackward"), ("AddBackward", "AccumulateGrad b"),
+                     ("MatmulBackward", "AccumulateGrad w")}
+    slope = 1 - np.tanh(xv @ wv + bv) ** 2                         # d tanh(u)/du, u = xw + b
+    labels = {lines[0]: lines for lines, _ in nodes.values()}
+    assert labels["AccumulateGrad w"][2] == f"‖g‖={np.linalg.norm(xv.T @ slope):.3g}"
+    assert labels["AccumulateGrad b"][2] == f"‖g‖={np.linalg.norm(slope.sum(0)):.3g}"
+    assert "freed" in nodes                                        # the note: intermediate norms need retain_graph
+    source = draw_graph(loss).source                               # the forward drawing too, shapes and all
+    assert sorted(lines[0] for lines, _ in parse_dot(source)[0].values()) == ["Add", "Matmul", "Sum", "Tanh", "b", "w", "x"]
+    with pytest.raises(RuntimeError, match=r"already freed.*retain_graph=True"):
+        loss.backward()                                            # drawing did not bring the graph back to life
+
+
+def test_a_freed_graph_keeps_scopes_and_shares_nodes_used_twice():
+    x = Tensor(np.ones((3, 4)), requires_grad=True, name="x")
+    with scope("layer"):
+        h = x.exp()
+    y = (h * h).sum()                                              # h feeds Mul twice
+    del h
+    y.backward()
+    nodes, edges, clusters = parse_dot(draw_graph(y).source)
+    firsts = sorted(labels[0] for labels, _ in nodes.values())
+    assert firsts == ["Exp", "Mul", "Sum", "x"]
+    assert named_edges(nodes, edges).count(("Exp", "Mul", ["(3, 4)"])) == 2
+    assert {labels[0]: path for labels, path in nodes.values()}["Exp"] == ("cluster_layer",)
+
+
+# ---------------------------------------------------------------- fused ops opened into their composed twins
+
+
+def fused_boxes(source: str) -> dict:
+    """{box label: sorted first label lines of the nodes inside it} for every opened fused op."""
+    nodes, _, _ = parse_dot(source)
+    labels = cluster_labels(source)
+    boxes = {}
+    for lines, path in nodes.values():
+        for cluster in path:
+            if cluster.startswith("cluster_fused"):
+                boxes.setdefault(labels[cluster], []).append(lines[0])
+    return {k: sorted(v) for k, v in boxes.items()}
+
+
+def test_softmax_opens_into_its_primitives_by_default():
+    x = Tensor(np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]]), requires_grad=True, name="x")
+    y = x.softmax(-1)
+    assert type(y._ctx).__name__ == "Softmax"                      # one fused node in the engine...
+    source = draw_graph(y.sum()).source
+    assert fused_boxes(source) == {"Softmax (fused)": ["Div", "Exp", "Sub", "Sum", "const"]}  # ...drawn opened
+    nodes, edges, _ = parse_dot(source)
+    where = {lines[0]: path for lines, path in nodes.values()}
+    sums = sorted(path for lines, path in nodes.values() if lines[0] == "Sum")
+    assert where["x"] == () and sums == [(), ("cluster_fused_0",)]   # the input and the outer Sum sit outside
+    assert {("x", "Sub"), ("Exp", "Div"), ("Div", "Sum")} <= {(a, b) for a, b, _ in named_edges(nodes, edges)}
+    assert fused_boxes(draw_graph(y.sum(), expand=False).source) == {}
+    assert "Softmax\\n(2, 3)" in draw_graph(y.sum(), expand=False).source
+
+
+def test_an_opened_backward_graph_carries_the_gradients_through_the_twin():
+    """With retain_graph, the gradient that reached the fused op is sent through its twin: the edge
+    into x carries the norm of dL/dx = s ⊙ (c − Σ s⊙c), worked out in numpy."""
+    xv, cv = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]]), np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
+    x = Tensor(xv, requires_grad=True, name="x")
+    loss = (x.softmax(-1) * Tensor(cv)).sum()
+    loss.backward(retain_graph=True)
+    grad_before = x.grad.numpy().copy()
+    source = draw_graph(loss, direction="backward", show_grads=True).source
+    assert fused_boxes(source) == {"SoftmaxBackward (fused)": ["DivBackward", "ExpBackward", "SubBackward", "SumBackward"]}
+    s = np.exp(xv) / np.exp(xv).sum(-1, keepdims=True)
+    dx = s * (cv - (s * cv).sum(-1, keepdims=True))
+    nodes, edges, _ = parse_dot(source)
+    into_x = [lab for a, b, lab in named_edges(nodes, edges) if b == "AccumulateGrad x"]
+    assert into_x == [["(2, 3)", f"‖g‖={np.linalg.norm(dx):.3g}"]]
+    np.testing.assert_array_equal(x.grad.numpy(), grad_before)    # drawing touched no .grad
+    inside = [lab for a, b, lab in named_edges(nodes, edges) if a == "DivBackward"]
+    assert len(inside) == 2 and all(len(lab) == 2 for lab in inside)  # shape and norm on the box's own edges
+
+
+def test_an_opened_linear_shows_its_constant_input_flowing_in():
+    """x needs no gradient, so the engine records no op on it; the opened box still draws x Wᵀ + b
+    from x itself (forward), and only what carries gradients (backward)."""
+    x = Tensor(np.ones((2, 3, 4)), name="x")
+    w = Tensor(np.ones((5, 4)), requires_grad=True, name="w")
+    b = Tensor(np.zeros(5), requires_grad=True, name="b")
+    loss = x.linear(w, b).sum()
+    nodes, edges, _ = parse_dot(draw_graph(loss).source)
+    named = {(a, b) for a, b, _ in named_edges(nodes, edges)}
+    assert {("x", "Reshape"), ("w", "Permute"), ("Permute", "Matmul"), ("b", "Add")} <= named
+    assert fused_boxes(draw_graph(loss).source) == {"Linear (fused)": ["Add", "Matmul", "Permute", "Reshape", "Reshape"]}
+    loss.backward(retain_graph=True)
+    backward = fused_boxes(draw_graph(loss, direction="backward").source)
+    assert backward == {"LinearBackward (fused)": ["AddBackward", "MatmulBackward", "PermuteBackward", "ReshapeBackward"]}
+
+
+def test_after_a_plain_backward_a_fused_op_is_a_closed_box_with_a_note():
+    x = Tensor(np.ones((2, 3)), requires_grad=True, name="x")
+    loss = x.softmax(-1).sum()
+    loss.backward()
+    source = draw_graph(loss, direction="backward").source
+    boxes = fused_boxes(source)
+    assert list(boxes) == ["SoftmaxBackward (fused)"] and boxes["SoftmaxBackward (fused)"] == ["SoftmaxBackward"]
+    assert "(not opened: its inputs were\\nfreed by backward)" in source
+
+
+def layer_norm_model():
+    import nn
+    layer = nn.LayerNorm(4)
+    x = Tensor(np.arange(8.0).reshape(2, 4), requires_grad=True, name="x")
+    return layer(x).sum()
+
+
+def test_default_opens_small_graphs_and_keeps_a_block_fused():
+    import nn
+    boxes = fused_boxes(draw_graph(layer_norm_model()).source)    # a LayerNorm layer: opened, no argument needed
+    assert list(boxes) == ["LayerNorm (fused)"] and {"Sqrt", "Div", "Mul", "Add"} <= set(boxes["LayerNorm (fused)"])
+    x = Tensor(np.random.default_rng(0).standard_normal((1, 3, 8)), requires_grad=True, name="x")
+    loss = nn.Block(8, n_head=2)(x).sum()                          # 8 fused ops: drawn fused unless asked
+    assert fused_boxes(draw_graph(loss).source) == {}
+    assert "MultiHeadAttention" in draw_graph(loss).source
+    opened = fused_boxes(draw_graph(loss, expand={"MultiHeadAttention"}).source)
+    assert list(opened) == ["MultiHeadAttention (fused)"] and {"Matmul", "Exp", "Where", "Cat"} <= set(
+        opened["MultiHeadAttention (fused)"])
+    every = cluster_labels(draw_graph(loss, expand=True).source)
+    assert sorted(v for k, v in every.items() if k.startswith("cluster_fused")) == sorted(
+        ["LayerNorm (fused)"] * 2 + ["Linear (fused)"] * 4 + ["MultiHeadAttention (fused)", "Gelu (fused)"])
+
+
+def test_an_opened_op_sits_in_its_layers_box():
+    nodes, _, clusters = parse_dot(draw_graph(layer_norm_model()).source)
+    where = {lines[0]: path for lines, path in nodes.values()}
+    assert where["Sqrt"][:-1] == () and where["Sqrt"][-1].startswith("cluster_fused")  # a lone layer: no scope box
+
+
+def test_expand_names_must_be_fused_ops():
+    with pytest.raises(ValueError, match=r"unknown fused ops \['Softmx'\].*'Softmax'"):
+        draw_graph(layer_norm_model(), expand={"Softmx"})
+
+
+# ---------------------------------------------------------------- block graphs read like the state_dict
+
+
+def tiny_gpt():
+    from models.gpt import GPT, GPTConfig
+    Tensor.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8))
+
+
+def parameters_sit_with_their_users(source: str, tied=()):
+    """Each parameter node is in the box named by its state_dict prefix, and so is every op that reads
+    it (except the second user of a tied weight); returns the parameter names drawn."""
+    nodes, edges, clusters = parse_dot(source)
+    drawn = {}
+    for nid, (lines, path) in nodes.items():
+        name = lines[0].removeprefix("AccumulateGrad ")
+        if "." in name and name.endswith(("weight", "bias")):
+            assert path and path[-1] == "cluster_" + name.rsplit(".", 1)[0], (name, path)
+            drawn[nid] = name
+    for a, b, _ in edges:
+        param, op = (a, b) if a in drawn else (b, a)
+        if param in drawn and drawn[param] not in tied:
+            assert nodes[op][1][-1] == nodes[param][1][-1], (drawn[param], nodes[op])
+    return sorted(drawn.values()), clusters
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_a_models_block_called_alone_draws_like_its_state_dict(direction):
+    """Block 0 of a GPT never called before, called on its own (as train_gpt.py draws it): boxes named
+    transformer.h.0..., each holding its parameters and the op that reads them."""
+    model = tiny_gpt()
+    block = model.transformer.h[0]
+    x = Tensor(np.random.default_rng(0).standard_normal((1, 3, 8)), requires_grad=True, name="x")
+    loss = block(x).sum()
+    loss.backward()
+    source = draw_graph(loss, direction=direction).source
+    names, clusters = parameters_sit_with_their_users(source)
+    assert names == sorted(n for n, _ in block.named_parameters("transformer.h.0"))
+    assert [p.name for p in block.parameters()] == [n for n, _ in block.named_parameters("transformer.h.0")]
+    assert clusters["cluster_transformer.h.0"] is None                # transformer > h > h.0 drawn as one box
+    for sub in ("attn", "ln_1", "ln_2", "mlp"):
+        assert clusters[f"cluster_transformer.h.0.{sub}"] == "cluster_transformer.h.0"
+    for sub in ("attn.c_attn", "attn.c_proj"):
+        assert clusters[f"cluster_transformer.h.0.{sub}"] == "cluster_transformer.h.0.attn"
+    nodes, _, _ = parse_dot(source)
+    residual = [path for lines, path in nodes.values() if lines[0].startswith("Add")]
+    assert ("cluster_transformer.h.0",) in residual                   # the block's own ops: the residual sums
+
+
+def test_a_whole_models_graph_puts_every_parameter_in_its_layer():
+    model = tiny_gpt()
+    idx = np.array([[1, 2, 3, 4]])
+    _, loss = model(idx, np.array([[2, 3, 4, 5]]))
+    loss.backward()
+    for direction in ("forward", "backward"):
+        names, clusters = parameters_sit_with_their_users(draw_graph(loss, direction=direction, max_nodes=2000).source,
+                                                          tied={"transformer.wte.weight"})
+        assert names == sorted(model.state_dict())
+        assert clusters["cluster_transformer.h.1.mlp.c_fc"] == "cluster_transformer.h.1.mlp"
+        assert clusters["cluster_transformer.h"] == "cluster_transformer"
+
+
+def test_a_lone_block_draws_its_sub_layers_at_the_top():
+    import nn
+    block = nn.Block(8, n_head=2)
+    loss = block(Tensor(np.ones((1, 2, 8)), requires_grad=True, name="x")).sum()
+    names, clusters = parameters_sit_with_their_users(draw_graph(loss).source)
+    assert names == sorted(block.state_dict())
+    assert clusters["cluster_attn.c_attn"] == "cluster_attn" and clusters["cluster_ln_1"] is None

@@ -88,6 +88,8 @@ def test_block_backward_svg_is_grouped_by_sub_layer(tiny_run):
         assert f"cluster_transformer.h.0.{sub_layer}" in clusters
     texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "AccumulateGrad transformer.h.0.attn.c_attn.weight" in texts  # weights sit in their boxes
+    assert "cluster_transformer.h.0.attn.c_attn" in clusters  # (tests/test_graph.py checks who sits where)
+    assert "MultiHeadAttentionBackward (fused)" in texts and "ExpBackward" in texts  # the attention, opened
 
 
 def test_summary_has_every_key_with_finite_losses(tiny_run):

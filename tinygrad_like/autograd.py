@@ -49,11 +49,13 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
     grads, handed_out = {}, {id(g) for g in root_grads}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = grads[id(root)] + g if id(root) in grads else g
-    found, anomaly = {}, state.detect_anomaly
+    found, anomaly, skeletons = {}, state.detect_anomaly, {}
     with (enable_grad() if create_graph else no_grad()):
         for node in reversed(order):
             g = grads.pop(id(node), None)
             if g is None:
+                if node._ctx is not None and not retain_graph:
+                    node._ctx.free(skeletons)  # no gradient reached it, but its arrays must go all the same
                 continue
             if wanted is not None and id(node) in wanted:
                 found[id(node)] = g
@@ -94,7 +96,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
             if on_step is not None:
                 on_step(node, g, passed)
             if not retain_graph:
-                ctx.free()
+                ctx.free(skeletons)
     return found
 
 

@@ -98,7 +98,8 @@ def check_finite(fn: "Function", array: np.ndarray, what: str) -> None:
 class Function:
     """One op. Subclasses define `forward(*arrays, **options) -> array` on numpy arrays and
     `backward(grad, out) -> grad or tuple of grads` with Tensor ops, one gradient per parent
-    (None for a parent that needs none). `self.parents` holds the input Tensors, `out` is the output."""
+    (None for a parent that needs none). `self.parents` holds the input Tensors, `self.options` the
+    keyword options forward got, `out` is the output."""
 
     parents: tuple = ()
     scope = ""
@@ -122,16 +123,52 @@ class Function:
             shapes = " and ".join(str(p.shape) for p in parents)
             raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
         requires_grad = state.grad_enabled and any(p.requires_grad for p in parents)
-        if requires_grad:
-            fn.parents, fn.scope = parents, state.scope
+        if requires_grad:  # the options too, so draw_graph can rebuild a fused op's composed twin (twins.py)
+            fn.parents, fn.scope, fn.options = parents, state.scope, kwargs
         if state.detect_anomaly:
             fn.scope = state.scope
             check_finite(fn, data, "forward output")
         return Function.make_tensor(data, fn if requires_grad else None)
 
-    def free(self):
-        """Drop what backward needed (parents and saved arrays), like PyTorch does after backward
-        without retain_graph, so that memory goes back before the next forward."""
-        scope = self.scope
+    def free(self, skeletons: dict) -> None:
+        """Drop what backward needed, like PyTorch after a backward without retain_graph, so that
+        memory goes back before the next forward: the saved arrays, the options, and the parent
+        Tensors. Each parent is replaced by what a drawing needs of it: a leaf that requires grad (a
+        parameter, which its owner holds anyway) stays itself, so its .grad can be shown; any other
+        Tensor becomes a `Skeleton` (shape, dtype, name, scope, its own op), and its array goes as soon
+        as nothing else holds it. `skeletons` ({id: (tensor, skeleton)}, one per backward) lets a
+        tensor used by several ops keep one skeleton. Walking a freed node again is an error
+        (autograd.toposort)."""
+        parents, scope = self.parents, self.scope
         self.__dict__.clear()
-        self.parents, self.freed, self.scope = None, True, scope
+        self.parents = tuple(p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons) for p in parents)
+        self.freed, self.scope = True, scope
+
+
+def _skeleton_of(t, skeletons: dict) -> Skeleton:
+    kept = skeletons.get(id(t))
+    if kept is None:  # the tensor is kept in the dict too, so that its id is not reused during this backward
+        kept = skeletons[id(t)] = (t, Skeleton(t))
+    return kept[1]
+
+
+class Skeleton:
+    """What a graph freed by backward keeps of a Tensor: the op that made it (`_ctx`, itself freed),
+    its shape, dtype, name and scope, and no array, except a copy of at most 4 numbers (drawings
+    print those). Attribute names match Tensor's, so draw_graph walks a freed graph like a live one."""
+
+    __slots__ = ("_ctx", "data", "dtype", "name", "requires_grad", "scope", "shape")
+    grad = _last_grad = None
+
+    def __init__(self, t):
+        self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, t.shape, t.dtype, t.name, t.scope
+        self.requires_grad = t.requires_grad
+        self.data = np.array(t.data) if t.data.size <= 4 else None    # a copy: a small view can pin a big array
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def __repr__(self):
+        made_by = f" made by {type(self._ctx).__name__}" if self._ctx is not None else ""
+        return f"Skeleton(shape={self.shape}, dtype={self.dtype}{made_by}, array freed by backward)"

@@ -3,7 +3,13 @@
 Forward: leaves (boxes, labelled with their names) flow into ops (ovals) down to the output.
 Backward: the gradient functions from the output back to the leaves (`MulBackward`, ...), edges
 labelled with the shape (and, after backward with retain_graph, the norm) of the gradient they carry.
-Ops remember the name scope they ran in, and `group_scopes` draws each scope as a nested box.
+Ops remember the name scope they ran in, and `group_scopes` draws each scope as a nested box; a
+parameter sits in the box of the layer whose state_dict name it carries (`attn.c_attn.weight` in
+`attn.c_attn`, where the op that uses it ran).
+
+A fused op (fused.py) can be opened: it is then drawn as a box, "Softmax (fused)", holding the graph
+of its composed twin (twins.py) rebuilt on the same inputs. A graph freed by backward() is drawn from
+what it keeps (function.Skeleton): every op, shape, scope and leaf, without the arrays.
 """
 from __future__ import annotations
 
@@ -11,12 +17,15 @@ from collections import deque
 
 import numpy as np
 
+from tinygrad_like import twins
 from tinygrad_like.tensor import Tensor
 
 try:
     from tinygrad_like.render import Graph
 except ImportError:  # the renderer is optional for building DOT source
     from graphviz import Digraph as Graph
+
+EXPAND_AT_MOST = 6  # expand="auto" opens every fused op of a graph that holds at most this many
 
 
 def _shape(shape) -> str:
@@ -37,81 +46,190 @@ def _is_freed(ctx) -> bool:
     return getattr(ctx, "freed", False)
 
 
-def _collect(root: Tensor, max_nodes: int, direction: str):
+def _key(t) -> int:
+    """A drawn node is an op (shared by every skeleton of its output) or a leaf tensor."""
+    return id(t._ctx) if t._ctx is not None else id(t)
+
+
+def _leaf_scope(t) -> str:
+    if t.name and "." in t.name:
+        return t.name.rsplit(".", 1)[0]
+    return t.scope or ""
+
+
+class _Opener:
+    """Replaces each fused node to open by the output of its composed twin, built on stand-ins of the
+    node's parents (leaves holding the same arrays) so that the twin's graph stops at them; a
+    stand-in is drawn as the parent it stands for. Remembers which box each twin node belongs to."""
+
+    def __init__(self, opened: set, direction: str, show_grads: bool):
+        self.opened, self.direction, self.show_grads = opened, direction, show_grads
+        self.alias = {}   # key of a fused output or a stand-in -> the tensor drawn in its place
+        self.box_of = {}  # key -> box name, for the twin's nodes and for fused nodes left closed
+        self.boxes = {}   # box name -> (label, scope)
+
+    def wants(self, t) -> bool:
+        return t._ctx is not None and type(t._ctx).__name__ in self.opened and twins.has_twin(t._ctx)
+
+    def resolve(self, t, open_new: bool = True):
+        """What is drawn for t: t itself, or the output of its twin (opened now if open_new)."""
+        key = _key(t)
+        while key in self.alias:
+            t = self.alias[key]
+            key = _key(t)
+        if not open_new or not self.wants(t) or key in self.box_of:
+            return t
+        ctx = t._ctx
+        box = f"cluster_fused_{len(self.boxes)}"
+        name = type(ctx).__name__ + ("Backward" if self.direction == "backward" else "")
+        self.boxes[box] = (f"{name} (fused)", ctx.scope or "")
+        if not twins.can_rebuild(ctx):  # freed by backward: a closed box
+            self.box_of[key] = box
+            return t
+        stand_ins = [_stand_in(p, self.direction) for p in ctx.parents]
+        out = twins.rebuild(ctx, stand_ins)
+        for s, p in zip(stand_ins, ctx.parents):
+            self.alias[id(s)] = p
+        self.alias[key] = out
+        for member in _members(out, {id(s) for s in stand_ins}):
+            self.box_of[_key(member)] = box
+        if self.show_grads and t._last_grad is not None:  # the gradient that reached the fused op, through the twin
+            from tinygrad_like.autograd import backprop
+            backprop([out], [Tensor._make(t._last_grad, None)], retain_graph=True,
+                     inputs=[s for s in stand_ins if s.requires_grad])
+        return out
+
+
+def _stand_in(p: Tensor, direction: str) -> Tensor:
+    """A leaf holding p's array. In a forward drawing it requires grad even where p does not, so that
+    every op of the twin is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
+    s = Tensor._make(p.data, None)
+    s.requires_grad = p.requires_grad or direction == "forward" and p.dtype.kind == "f"
+    s.name, s.scope = p.name, p.scope
+    return s
+
+
+def _members(out: Tensor, stop: set) -> list:
+    """The tensors of out's graph, up to (and without) the stand-ins in `stop`."""
+    found, seen, stack = [], {id(out)}, [out]
+    while stack:
+        t = stack.pop()
+        found.append(t)
+        for p in (t._ctx.parents if t._ctx is not None else ()):
+            if id(p) not in seen and id(p) not in stop:
+                seen.add(id(p))
+                stack.append(p)
+    return found
+
+
+def _collect(root, max_nodes: int, direction: str, opener: _Opener):
     """Breadth-first from the root: the tensors to draw (at most max_nodes) and how many were left out."""
-    keep, seen, queue = [], {id(root)}, deque([root])
+    root = opener.resolve(root)
+    keep, seen, queue = [], {_key(root)}, deque([root])
     total = 0
     while queue:
         t = queue.popleft()
         total += 1
         if len(keep) < max_nodes:
             keep.append(t)
-        if t._ctx is None or _is_freed(t._ctx):
+        if t._ctx is None:
             continue
         for p in t._ctx.parents:
             if direction == "backward" and not p.requires_grad:
                 continue
-            if id(p) not in seen:
-                seen.add(id(p))
+            p = opener.resolve(p, open_new=len(keep) < max_nodes)  # no twins built for what is not drawn
+            if _key(p) not in seen:
+                seen.add(_key(p))
                 queue.append(p)
-    return keep, total - len(keep)
+    return root, keep, total - len(keep)
 
 
-def _leaf_scope(t: Tensor) -> str:
-    if t.name and "." in t.name:
-        return t.name.rsplit(".", 1)[0]
-    return t.scope or ""
+def _to_open(root, expand, direction: str, max_nodes: int) -> set:
+    names = {op.__name__ for op in twins.TWINS}
+    if expand is True:
+        return names
+    if expand is False or expand is None:
+        return set()
+    if expand == "auto":
+        _, tensors, _ = _collect(root, max_nodes, direction, _Opener(set(), direction, False))
+        fused = sum(t._ctx is not None and twins.has_twin(t._ctx) for t in tensors)
+        return names if fused <= EXPAND_AT_MOST else set()
+    wanted = {expand} if isinstance(expand, str) else set(expand)
+    unknown = wanted - names
+    if unknown:
+        raise ValueError(f"draw_graph: expand names unknown fused ops {sorted(unknown)}; the fused ops are "
+                         f"{sorted(names)} (or pass True for all, False for none, 'auto')")
+    return wanted
 
 
 def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = True, show_values: bool = False,
-               show_grads: bool = False, group_scopes: bool = True, max_nodes: int = 400):
+               show_grads: bool = False, group_scopes: bool = True, max_nodes: int = 400, expand="auto"):
     """Draw how `root` was computed (direction="forward") or how its gradient flows back ("backward").
 
     Returns a graphviz Digraph: `.source` is the DOT text, `.render_to("g.svg")` writes a picture,
-    and Jupyter shows it inline. The backward drawing needs the graph, so call backward with
-    `retain_graph=True` first if you want gradient norms (show_grads) on it.
+    and Jupyter shows it inline.
+
+    After a plain `backward()` the graph is freed but its skeleton stays, so the drawing still shows
+    every op, shape and scope, and (show_grads) every leaf's gradient norm; values and the norms of
+    intermediate gradients need `backward(retain_graph=True)`, which keeps the arrays.
+
+    expand: which fused ops (linear, softmax, log_softmax, layernorm, GELU, cross-entropy, attention,
+    multi-head attention; tinygrad_like/fused.py) to open, each drawn as a box "Softmax (fused)"
+    holding the primitive graph of its composed twin (tinygrad_like/twins.py) built on the same inputs.
+    "auto" (the default) opens them all when the graph holds at most EXPAND_AT_MOST = 6 of them (a
+    softmax, a LayerNorm, an attention head with its three projections, a small MLP and its loss)
+    and none otherwise, so a transformer block (8 fused ops) stays one node per sub-layer; True opens
+    all, False none, and a set of op names, e.g. {"MultiHeadAttention"}, those. A fused op whose
+    inputs were freed by backward is drawn as a closed box with a note.
     """
     if direction not in ("forward", "backward"):
         raise ValueError(f"draw_graph: direction must be 'forward' or 'backward', got {direction!r}")
-    tensors, left_out = _collect(root, max_nodes, direction)
-    drawn = {id(t) for t in tensors}
-    nodes: dict[str, list] = {}  # scope -> [(node id, label, attrs)]
-    edges = []
+    opener = _Opener(_to_open(root, expand, direction, max_nodes), direction, show_grads)
+    root, tensors, left_out = _collect(root, max_nodes, direction, opener)
+    drawn = {_key(t) for t in tensors}
+    nodes: dict[tuple, list] = {}  # (scope, box or None) -> [(node id, label, attrs)]
+    edges, lost = [], False  # lost: something asked for was freed by backward
 
-    def node_id(t: Tensor) -> str:
-        return f"n{id(t._ctx) if t._ctx is not None else id(t)}"
+    def node_id(t) -> str:
+        return f"n{_key(t)}"
 
     for t in tensors:
-        ctx = t._ctx
+        ctx, box = t._ctx, opener.box_of.get(_key(t))
+        data = t.data
         if ctx is None:
             label = [t.name or ("const" if not t.requires_grad else "leaf")]
             if direction == "backward":
                 label[0] = f"AccumulateGrad {t.name or ''}".strip()
             if show_shapes:
                 label.append(_shape(t.shape))
-            if show_values or (t.size == 1 and not t.name):
-                label.append(_values(t.data))
+            if data is not None and (show_values or (t.size == 1 and not t.name)):
+                label.append(_values(data))
             if show_grads and t.grad is not None:
                 label.append(_norm(t.grad.data))
             color = "lightblue" if t.requires_grad else "lightgrey"
-            nodes.setdefault(_leaf_scope(t), []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
+            where = (opener.boxes[box][1], box) if box else (_leaf_scope(t), None)
+            nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
             continue
+        lost = lost or _is_freed(ctx) and (show_grads and direction == "backward" or show_values and data is None)
         name = type(ctx).__name__ + ("Backward" if direction == "backward" else "")
         label = [name]
         if t.name:
             label.append(t.name)
         if show_shapes and direction == "forward":
             label.append(_shape(t.shape))
-        if show_values:
-            label.append(_values(t.data))
+        if show_values and data is not None:
+            label.append(_values(data))
+        if box and not twins.can_rebuild(ctx) and twins.has_twin(ctx):
+            label.append("(not opened: its inputs were\\nfreed by backward)")
         attrs = dict(shape="oval")
         if t is root:
             attrs.update(style="filled,bold", fillcolor="khaki")
-        if _is_freed(ctx):
-            label.append("(graph freed by backward)")
-        nodes.setdefault(ctx.scope or "", []).append((node_id(t), label, attrs))
-        for p in ([] if _is_freed(ctx) else ctx.parents):
-            if id(p) not in drawn or (direction == "backward" and not p.requires_grad):
+        nodes.setdefault((opener.boxes[box][1] if box else ctx.scope or "", box), []).append((node_id(t), label, attrs))
+        for p in ctx.parents:
+            if direction == "backward" and not p.requires_grad:
+                continue
+            p = opener.resolve(p, open_new=False)
+            if _key(p) not in drawn:
                 continue
             edge_label = []
             if show_shapes:
@@ -128,36 +246,58 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     if direction == "backward" and root.size == 1:
         g.node("seed", "dL/dL = 1", shape="plaintext")
         edges.insert(0, ("seed", node_id(root), ""))
-    _add_nodes(g, nodes, group_scopes)
+    _add_nodes(g, nodes, {box: label for box, (label, _) in opener.boxes.items()}, group_scopes)
     for a, b, label in edges:
         g.edge(a, b, label=label) if label else g.edge(a, b)
     if left_out:
         g.node("cut", f"... {left_out} more nodes not drawn (max_nodes={max_nodes})", shape="note", color="red")
+    if lost:
+        g.node("freed", "graph freed by backward(): the arrays of intermediate results and their gradients\\n"
+                        "are gone (the leaves keep theirs); backward(retain_graph=True) keeps them to draw",
+               shape="note", color="gray50", fontcolor="gray30")
     return g
 
 
-def _add_nodes(g, nodes: dict, group_scopes: bool) -> None:
-    """Place nodes into nested clusters, one per dotted scope prefix ("h.0" holds "h.0.attn")."""
+def _add_nodes(g, nodes: dict, box_labels: dict, group_scopes: bool) -> None:
+    """Place nodes into nested clusters, one per dotted scope prefix ("h.0" holds "h.0.attn"), and the
+    ops of an opened fused op into a box of their own inside their scope's cluster. A scope level
+    that holds nothing but one deeper level is drawn as that level ("transformer" around
+    "transformer.h" around "transformer.h.0" becomes one box, "transformer.h.0")."""
+    content: dict[str, dict] = {}  # scope -> {box or None: items}
+    for (scope, box), items in nodes.items():
+        content.setdefault(scope if group_scopes else "", {}).setdefault(box, []).extend(items)
+
     def emit(target, items):
         for nid, label, attrs in items:
             target.node(nid, "\\n".join(label), **attrs)
 
-    if not group_scopes:
-        emit(g, [item for items in nodes.values() for item in items])
-        return
+    def fill(target, scope):
+        for box, items in sorted(content.get(scope, {}).items(), key=lambda kv: kv[0] or ""):
+            if box is None:
+                emit(target, items)
+                continue
+            sub = Graph(name=box)
+            sub.attr(label=box_labels[box], style="rounded,dashed", color="royalblue", fontcolor="royalblue",
+                     fontsize="10")
+            emit(sub, items)
+            target.subgraph(sub)
+
     scopes = set()
-    for s in nodes:
+    for s in content:
         parts = s.split(".") if s else []
         scopes.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-    emit(g, nodes.get("", []))
+    children = {s: sorted(c for c in scopes if c.rsplit(".", 1)[0] == s and "." in c) for s in scopes}
 
     def build(scope):
+        while scope not in content and len(children[scope]) == 1:
+            scope = children[scope][0]
         sub = Graph(name=f"cluster_{scope}")
         sub.attr(label=scope, style="rounded", color="gray50", fontsize="10")
-        emit(sub, nodes.get(scope, []))
-        for child in sorted(c for c in scopes if c.rsplit(".", 1)[0] == scope and c != scope and "." in c):
+        fill(sub, scope)
+        for child in children[scope]:
             sub.subgraph(build(child))
         return sub
 
+    fill(g, "")
     for top in sorted(s for s in scopes if "." not in s):
         g.subgraph(build(top))

@@ -634,8 +634,9 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
         """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
 
-        `gradient` is d(loss)/d(self) and may be omitted for a scalar. The graph is freed afterwards
-        unless `retain_graph`; `create_graph` records the backward pass, for higher-order gradients.
+        `gradient` is d(loss)/d(self) and may be omitted for a scalar. The graph's arrays are freed
+        afterwards unless `retain_graph` (its skeleton stays, for draw_graph); `create_graph` records
+        the backward pass, for higher-order gradients.
         """
         if not self.requires_grad:
             raise RuntimeError("backward: this tensor does not require grad (no input had requires_grad=True, "
