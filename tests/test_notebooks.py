@@ -17,6 +17,7 @@ Skipped when nbclient, nbformat or ipykernel is missing: `pip install -e ".[note
 """
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import math
@@ -196,3 +197,36 @@ def test_training_notebook_loss_falls_below_the_baseline_and_leaves_a_checkpoint
         sys.path.remove(str(ROOT / "demos"))
     # 512·64 + 64·64 embeddings + 2 blocks of (4·64² + 4·64 attention, 2·64·256 + 256 + 64 MLP, 4·64 norms) + 128
     assert model.num_params() == 136_960 and tokenizer.vocab_size == 512
+
+
+def test_engine_notebook_gives_micrographs_numbers_and_embeds_the_backprop_page():
+    """micrograd's neuron: o = tanh(2·(−3) + 0·1 + 6.8814) = 1/√2, do/dn = 1 − o² = 0.5, do/dw1 = 0.5·x1 = 1."""
+    nb = executed("1_engine_by_hand")
+    text = all_text(nb)
+    for expected in ("n = 0.8814, o = tanh(n) = 0.7071", "do/dw1 = 1.0000", "do/dw2 = 0.0000", "do/db = 0.5000",
+                     "neuron: True", "layer:  True", "GradcheckError: gradcheck: input 0",
+                     "1. do/dx1 = -1.5000, do/dx2 = 0.5000", "2. dy/da = 6.0", "retain_graph=True"):
+        assert expected in text, expected
+    backward = [t for c in code_cells(nb) if "direction=\"backward\"" in _text(c["source"])
+                for kind, t in outputs(c) if kind == "svg"]
+    assert backward and "AccumulateGrad w1" in backward[0] and "‖g‖=1" in backward[0]   # drawn after a plain backward
+    pages = [html.unescape(t) for c in code_cells(nb) for kind, t in outputs(c) if kind == "html"]
+    assert len(pages) == 1 and "<iframe srcdoc=" in pages[0] and "step 1 / 8" in pages[0] and "<svg" in pages[0]
+
+
+def test_block_notebook_rebuilds_the_block_and_draws_its_weights_in_their_boxes():
+    nb = executed("3_a_block_opened")
+    text = all_text(nb)
+    difference = float(re.search(r"between our numpy block and nn.Block: (\S+)", text).group(1))
+    assert difference < 1e-12
+    assert "d = 768: by hand  7,087,872   nn.Block  7,087,872   models.arithmetic  7,087,872" in text
+    assert "GPT-2 small: attention 2,359,296 + 3,072 biases, MLP 4,718,592 + 3,840 biases" in text
+    svgs = [t for c in code_cells(nb) if "graph" in c["metadata"].get("tags", []) for kind, t in outputs(c)
+            if kind == "svg"]
+    fused, opened = svgs
+    for svg in (fused, opened):  # the boxes (clusters come first in the SVG) and the parameters named like them;
+        clusters = svg.split("\ndL/dL = 1")[0].split("\n")  # that each sits inside its box, tests/test_graph.py checks
+        for box in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj", "ln_1", "ln_2"):
+            assert box in clusters and f"AccumulateGrad {box}.weight" in svg, box
+    assert "MultiHeadAttentionBackward (fused)" in opened and "MultiHeadAttentionBackward (fused)" not in fused
+    assert "ExpBackward" in opened and "ExpBackward" not in fused
