@@ -3,6 +3,9 @@
     python benchmarks/bench_train.py                     # tiny, small, medium; 3 rounds
     python benchmarks/bench_train.py --configs tiny --rounds 5 --steps 30
     python benchmarks/bench_train.py --no-tune-malloc    # glibc's default allocator settings
+    python benchmarks/bench_train.py --threads 1         # both frameworks on one thread
+
+The machine line comes first (benchmarks/machine.py: CPU, BLAS, matmul peak, memory bandwidth).
 
 For each config: median ms per training step (forward, backward, AdamW step) after warm-up, tokens
 per second, peak memory (a fresh process per measurement: ru_maxrss, and its growth over the RSS
@@ -12,6 +15,12 @@ same model runs in PyTorch with the same number of threads, in a separate proces
 both frameworks fight over the cores when they share one), alternating our process and PyTorch's
 every round, twice: with explicit-softmax attention and with its fused attention. Ratios are ours /
 PyTorch's medians of the per-process medians; the spread is the min-max over rounds.
+
+`--threads N` (default: every core) gives each worker N threads: PyTorch through
+torch.set_num_threads(N); ours through the environment its process starts with, set before numpy
+loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the BLAS, and
+TINYGRAD_LIKE_THREADS for the engine's own thread pool. The table shows the thread count each
+worker really got: numpy's BLAS threads for ours (threadpoolctl, when installed), torch.get_num_threads().
 """
 from __future__ import annotations
 
@@ -28,7 +37,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from machine import blas_threads, machine_line, thread_env, torch_available  # noqa: E402
 
 CONFIGS = {  # nanoGPT architecture, float32, dropout 0
     "tiny": dict(vocab_size=65, block_size=32, n_layer=2, n_head=2, n_embd=32, batch=8),
@@ -81,13 +92,13 @@ def worker_ours(cfg: dict, warmup: int, steps: int) -> dict:
         _, loss = model(x, y)
         loss.backward()
         opt.step()
-    return dict(times=time_steps(step, warmup, steps), rss0=rss0)
+    return dict(times=time_steps(step, warmup, steps), rss0=rss0, threads=blas_threads())
 
 
-def worker_torch(cfg: dict, warmup: int, steps: int, attention: str) -> dict:
+def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: int) -> dict:
     import torch
     from benchmarks.torch_gpt import TorchGPT
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(threads)
     torch.manual_seed(0)
     rss0 = rss_mb()
     model = TorchGPT(cfg["vocab_size"], cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"], attention)
@@ -100,7 +111,7 @@ def worker_torch(cfg: dict, warmup: int, steps: int, attention: str) -> dict:
         _, loss = model(x, y)
         loss.backward()
         opt.step()
-    return dict(times=time_steps(step, warmup, steps), rss0=rss0)
+    return dict(times=time_steps(step, warmup, steps), rss0=rss0, threads=torch.get_num_threads())
 
 
 def run_worker(args) -> None:
@@ -112,23 +123,19 @@ def run_worker(args) -> None:
     if args.worker == "ours":
         result = worker_ours(cfg, args.warmup, args.steps)
     else:
-        result = worker_torch(cfg, args.warmup, args.steps, args.worker.split("-")[1])
+        result = worker_torch(cfg, args.warmup, args.steps, args.worker.split("-")[1], args.threads)
     result.update(peak_gflops=peak, maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print("RESULT " + json.dumps(result))
 
 
 def spawn(kind: str, config: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--config", config, "--steps", str(args.steps),
-           "--warmup", str(args.warmup)] + ([] if args.tune_malloc else ["--no-tune-malloc"])
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+           "--warmup", str(args.warmup), "--threads", str(args.threads)] + ([] if args.tune_malloc else ["--no-tune-malloc"])
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
     line = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
     if out.returncode or not line:
         raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
     return json.loads(line[0][len("RESULT "):])
-
-
-def torch_available() -> bool:
-    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
 
 def main(argv=None) -> dict:
@@ -139,6 +146,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads per framework (default: all cores)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -153,7 +161,8 @@ def main(argv=None) -> dict:
             kinds += ["torch-explicit", "torch-fused"]
         else:
             print("PyTorch is not installed: our figures only (pip install torch==2.13.0 for the yardstick)")
-    print(f"{os.cpu_count()} cores, numpy {np.__version__}, malloc tuning {'on' if args.tune_malloc else 'off'}, "
+    print(machine_line())
+    print(f"{args.threads} threads per framework, malloc tuning {'on' if args.tune_malloc else 'off'}, "
           f"{args.rounds} rounds x {args.steps} steps after {args.warmup} warm-up")
     summary = {}
     for name in args.configs:
@@ -173,13 +182,14 @@ def main(argv=None) -> dict:
             row[kind] = dict(ms=ms, spread=(min(medians), max(medians)), tok_s=tokens / ms * 1e3,
                              maxrss_mb=max(r["maxrss_mb"] for r in results),
                              train_mb=max(r["maxrss_mb"] - r["rss0"] for r in results),
-                             mfu=flops / (ms / 1e3) / (peak * 1e9), peak_gflops=peak)
+                             mfu=flops / (ms / 1e3) / (peak * 1e9), peak_gflops=peak,
+                             threads=results[0]["threads"])
         summary[name] = row
         print(f"\n{name}: {cfg}")
-        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} {'peak MB':>8s} {'train MB':>9s} {'MFU':>6s}")
+        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} {'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>8s}")
         for kind, r in row.items():
             print(f"  {kind:15s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
-                  f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%}")
+                  f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%} {str(r['threads']):>8s}")
         for kind in kinds[1:]:
             print(f"  ours / {kind}: {row['ours']['ms'] / row[kind]['ms']:.2f}")
     return summary

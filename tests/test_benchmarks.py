@@ -4,6 +4,7 @@ import importlib.util
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -16,11 +17,23 @@ def load(name):
     return module
 
 
-def test_bench_ops_reports_engine_and_numpy_times():
-    results = load("bench_ops").main(["--repeats", "20"])
+def test_bench_ops_reports_engine_and_numpy_times(capsys):
+    results = load("bench_ops").main(["--repeats", "20", "--rounds", "1", "--op-repeats", "1", "--no-torch"])
+    hot = results.pop("hot ops")
     assert {"2x2 add", "256x256 matmul"} <= set(results)
     assert any(k.startswith("row max") for k in results) and any(k.startswith("row sum") for k in results)
     assert all(ours > 0 and plain > 0 for ours, plain in results.values())
+    assert set(hot) == {"attention", "gelu", "layernorm", "softmax", "cross-entropy", "linear"}
+    assert all(r["ours_ms"] > 0 and r["floor_ms"] > 0 and r["torch_ms"] is None for r in hot.values())
+    assert capsys.readouterr().out.startswith("machine: ")
+
+
+def test_machine_line_names_the_blas_and_the_measured_figures(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    line = load("machine").machine_line()
+    assert line.startswith("machine: ") and "cores" in line and "BLAS" in line
+    assert "GFLOP/s" in line and "GB/s" in line and "tiny numpy call" in line
+    assert "OPENBLAS_CORETYPE=Haswell" in line
 
 
 def test_bench_generate_reports_both_paths_per_context():
@@ -34,6 +47,13 @@ def test_bench_generate_reports_both_paths_per_context():
 @pytest.mark.parametrize("tune", [[], ["--no-tune-malloc"]])
 def test_bench_train_runs_ours_in_a_worker_process(tune):
     summary = load("bench_train").main(["--configs", "tiny", "--rounds", "1", "--steps", "2", "--warmup", "1",
-                                        "--no-torch"] + tune)
+                                        "--no-torch", "--threads", "1"] + tune)
     row = summary["tiny"]["ours"]
+    assert row["threads"] in (None, 1)
     assert row["ms"] > 0 and row["tok_s"] > 0 and row["maxrss_mb"] > 0 and 0 < row["mfu"] < 1
+
+
+def test_bench_threads_times_serial_and_threaded_pieces():
+    results = load("bench_threads").main(["--rounds", "1"])
+    assert set(results) == {"gelu forward+backward", "softmax forward+backward"}
+    assert all(r["serial"] > 0 and r["threaded"] > 0 for r in results.values())

@@ -32,8 +32,8 @@ CASES = {  # name: (function of the inputs, input shapes)
     "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(TARGETS), [(2, 5, 6)]),
     "cross-entropy, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
         TARGETS, label_smoothing=0.2, reduction="sum"), [(2, 5, 6)]),
-    "cross-entropy, reduction none": (lambda x: x.sparse_categorical_crossentropy(
-        TARGETS, label_smoothing=0.1, reduction="none"), [(2, 5, 6)]),
+    "cross-entropy, reduction none": (lambda x: x.sparse_categorical_crossentropy(  # (10,): the fused op's own output
+        TARGETS.reshape(-1), label_smoothing=0.1, reduction="none"), [(10, 6)]),
     "cross-entropy, every row": (lambda x: x.sparse_categorical_crossentropy(np.array([1, 0, 3])), [(3, 4)]),
     "attention padding mask (a row sees no key)": (lambda q, k, v: q.scaled_dot_product_attention(
         k, v, attn_mask=PADDING), [(2, 5, 4), (2, 5, 4), (2, 5, 3)]),
@@ -181,3 +181,133 @@ def test_gelu_backward_in_cache_sized_pieces_equals_whole():
     (plain,) = grad(x.gelu().sum(), [x])
     (recorded,) = grad(x.gelu().sum(), [x], create_graph=True)   # Tensor ops, whole array
     np.testing.assert_allclose(plain.numpy(), recorded.numpy(), rtol=0, atol=1e-12)
+
+
+FAR_ROW = Tensor(np.where(np.arange(105).reshape(3, 5, 7) < 7, 100.0, 0.0))  # row 0 is 100 above the rest
+
+PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose rows do not split evenly
+    "softmax": (lambda x: x.softmax(-1), [(3, 5, 7)]),
+    "log_softmax": (lambda x: x.log_softmax(-1), [(3, 5, 7)]),
+    "layernorm": (lambda x: x.layernorm(-1), [(3, 5, 7)]),
+    "layernorm with weight and bias": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(3, 5, 7), (7,), (7,)]),
+    "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(3, 5, 7), (7,)]),
+    "layernorm, one row per piece": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 40), (40,), (40,)]),
+    "gelu": (lambda x: x.gelu(), [(3, 5, 7)]),
+    "softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).softmax(-1), [(3, 5, 7)]),
+    "log_softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).log_softmax(-1), [(3, 5, 7)]),
+}
+
+
+@pytest.mark.parametrize("name", list(PIECED))
+def test_fused_in_pieces_equals_composed(monkeypatch, name):
+    """With pieces of 30 elements (4 rows of 7 and a rest; a 40-wide row alone) the pieced loops
+    give the composed values, gradients and second derivatives."""
+    from tinygrad_like import fused
+    monkeypatch.setattr(fused, "PIECE", 30)
+    check_fused_equals_composed(*PIECED[name])
+
+
+def test_layernorm_gradient_of_weight_only(monkeypatch):
+    """x a constant: only dw and db are asked for, and come out as Σ_rows g⊙x̂ and Σ_rows g."""
+    from tinygrad_like import fused
+    monkeypatch.setattr(fused, "PIECE", 30)
+    x = rng.standard_normal((4, 9, 7))
+    w, b = t(7), t(7)
+    u = rng.standard_normal((4, 9, 7))
+    dw, db = grad((Tensor(x).layernorm(-1, 1e-5, w, b) * Tensor(u)).sum(), [w, b])
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(dw.numpy(), (u * xhat).sum((0, 1)), rtol=1e-12)
+    np.testing.assert_allclose(db.numpy(), u.sum((0, 1)), rtol=1e-12)
+
+
+def float64_formulas():
+    """Straightforward numpy float64 formulas of each pieced op: (forward, backward given x and g)."""
+    c = np.sqrt(2 / np.pi)
+
+    def softmax(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    def layernorm(x, w, b):
+        mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+    def layernorm_grads(x, w, b, g):
+        n = x.shape[-1]
+        rstd = 1 / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        xhat = (x - x.mean(-1, keepdims=True)) * rstd
+        gw = g * w
+        dx = rstd / n * (n * gw - gw.sum(-1, keepdims=True) - xhat * (gw * xhat).sum(-1, keepdims=True))
+        return dx, (g * xhat).sum((0, 1)), g.sum((0, 1))
+
+    def gelu_grad(x, g):
+        u = c * (x + 0.044715 * x**3)
+        return g * (0.5 * (1 + np.tanh(u)) + 0.5 * x * (1 - np.tanh(u) ** 2) * c * (1 + 3 * 0.044715 * x**2))
+
+    return {
+        "softmax": (softmax, lambda x, g: [softmax(x) * (g - (g * softmax(x)).sum(-1, keepdims=True))]),
+        "log_softmax": (lambda x: np.log(softmax(x)), lambda x, g: [g - softmax(x) * g.sum(-1, keepdims=True)]),
+        "gelu": (lambda x: 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x**3))), lambda x, g: [gelu_grad(x, g)]),
+        "layernorm": (layernorm, layernorm_grads),
+    }
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "gelu", "layernorm"])
+def test_pieced_float32_ops_match_a_float64_formula(name):
+    """float32 values and gradients of the pieced ops, at a size of several pieces (64 x 2000 = 2
+    pieces of 65,536 elements and a rest), within 1e-6 of a float64 formula written independently
+    (relative to the largest entry: float32 rounding of sums over 2000 terms stays below that)."""
+    forward, backward = float64_formulas()[name]
+    x64 = rng.standard_normal((64, 3, 700)) * 3
+    g64 = rng.standard_normal(x64.shape)
+    x = Tensor(x64.astype(np.float32), requires_grad=True)
+    params = []
+    if name == "layernorm":
+        w64, b64 = rng.standard_normal(700), rng.standard_normal(700)
+        params = [Tensor(w64.astype(np.float32), requires_grad=True), Tensor(b64.astype(np.float32), requires_grad=True)]
+        y = x.layernorm(-1, 1e-5, *params)
+        x64_in = x.numpy().astype(np.float64)
+        want_y, want_grads = forward(x64_in, *[p.numpy().astype(np.float64) for p in params]), None
+    else:
+        y = getattr(x, name)()
+        x64_in = x.numpy().astype(np.float64)
+        want_y = forward(x64_in)
+    g = g64.astype(np.float32)
+    y.backward(g)
+    if name == "layernorm":
+        want_grads = backward(x64_in, *[p.numpy().astype(np.float64) for p in params], g.astype(np.float64))
+    else:
+        want_grads = backward(x64_in, g.astype(np.float64))
+    got = [y.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in params]
+    for a, b in zip(got, [want_y, *want_grads]):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 * np.abs(b).max())
+
+
+def test_softmax_shift_one_number_or_each_rows_max():
+    """A piece spanning at most SHIFT_RANGE is shifted by its max; otherwise (a wider span, a −inf mask,
+    a NaN) by each row's max. Both give softmax to float32 rounding, masked entries exactly 0."""
+    from tinygrad_like.fused import SHIFT_RANGE, softmax_shift
+    narrow = rng.standard_normal((4, 6)).astype(np.float32)
+    narrow = narrow / (narrow.max() - narrow.min()) * (SHIFT_RANGE - 1)  # the piece spans less than SHIFT_RANGE
+    narrow[2] -= 1                                              # a row below the others, still in range
+    assert np.ndim(softmax_shift(narrow)) == 0 and softmax_shift(narrow) == narrow.max()
+    masked = narrow.copy()
+    masked[1, 3:] = -np.inf
+    wide = narrow.copy()
+    wide[0, 0] = narrow.min() + SHIFT_RANGE + 1
+    with_nan = narrow.copy()
+    with_nan[3, 2] = np.nan
+    for x in (masked, wide, with_nan):
+        np.testing.assert_array_equal(softmax_shift(x), x.max(-1, keepdims=True))
+    for x in (narrow, masked, wide):
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        want = e / e.sum(-1, keepdims=True)
+        got = Tensor(x).softmax(-1).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+        with np.errstate(divide="ignore"):                     # log 0 = −inf where the mask is
+            want_log = np.log(want)
+        np.testing.assert_allclose(Tensor(x).log_softmax(-1).numpy(), want_log, rtol=1e-6, atol=1e-6)
+    assert (Tensor(masked).softmax(-1).numpy()[1, 3:] == 0).all()
+    assert np.isnan(Tensor(with_nan).softmax(-1).numpy()[3]).all()

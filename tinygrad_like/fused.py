@@ -19,7 +19,9 @@ import math
 import numpy as np
 
 from tinygrad_like.function import Function, state
-from tinygrad_like.memory import pieces
+from tinygrad_like.memory import pieces, row_pieces
+
+PIECE = 1 << 16  # elements per cache-sized piece (256 KB of float32), for the elementwise chains below
 
 
 def saved_or_rebuilt(array: np.ndarray, rebuild):
@@ -127,26 +129,82 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return e
 
 
+# A row shifted by more than its own max loses that much absolute precision in x − shift: up to
+# SHIFT_RANGE · 2^-24 ≈ 4.8e-7 in float32 at 8, which keeps float32 results within 1e-6 of the
+# per-row shift (at 60 a row 50 below the piece's max drifted by 3e-6 in log_softmax).
+SHIFT_RANGE = 8
+
+
+def softmax_shift(x_rows: np.ndarray):
+    """What softmax subtracts from rows (r, n) before exp, so that no exp overflows: each row's max
+    (r, 1); or, when the whole piece spans at most SHIFT_RANGE, the piece's max, one number for
+    every row. Softmax is the same under any shift of a row, and then every exp(x − shift) lies in
+    [e^-8, 1], neither overflowing nor near underflow. Two fast reductions and a subtraction of
+    one number cost a third of a max per short row and a subtraction broadcast over rows (measured,
+    numpy 2.4, rows of 128). A NaN or an infinity (a −inf mask) fails the test: rows it is."""
+    if x_rows.size == 0:
+        return array_max(x_rows, -1)
+    hi, lo = x_rows.max(), x_rows.min()
+    return hi if hi - lo <= SHIFT_RANGE else array_max(x_rows, -1)
+
+
 class Softmax(Function):
-    """y = softmax(x) along axis. Backward: dx = y ⊙ (g − Σ g⊙y)."""
+    """y = softmax(x) along axis. Backward: dx = y ⊙ (g − Σ g⊙y).
+
+    Along the last axis both run on cache-sized pieces of whole rows, written into the output, the
+    rows shifted by `softmax_shift`."""
     def forward(self, x, axis):
         self.axis = axis
-        return _softmax(x, axis)
+        if axis not in (-1, x.ndim - 1):
+            return _softmax(x, axis)
+        y = np.empty(x.shape, x.dtype)
+        for x_rows, y_rows in row_pieces(np.ascontiguousarray(x), y, size=PIECE):
+            np.subtract(x_rows, softmax_shift(x_rows), out=y_rows)
+            np.exp(y_rows, out=y_rows)
+            y_rows /= array_sum(y_rows, -1)
+        return y
 
     def backward(self, grad, out):
-        return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
+        if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
+            return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
+        from tinygrad_like.tensor import Tensor
+        dx = np.empty(out.shape, out.dtype)
+        for g, y, d in row_pieces(np.ascontiguousarray(grad.data), out.data, dx, size=PIECE):
+            np.multiply(g, y, out=d)
+            np.subtract(g, array_sum(d, -1), out=d)
+            d *= y
+        return Tensor._make(dx, None)
 
 
 class LogSoftmax(Function):
-    """y = x − logΣexp(x) along axis. Backward: dx = g − softmax(x)·Σg."""
+    """y = x − logΣexp(x) along axis. Backward: dx = g − softmax(x)·Σg.
+
+    Along the last axis both run on cache-sized pieces of whole rows, written into the output, the
+    rows shifted by `softmax_shift`."""
     def forward(self, x, axis):
         self.axis = axis
-        shifted = x - array_max(x, axis)
-        return shifted - np.log(array_sum(np.exp(shifted), axis))
+        if axis not in (-1, x.ndim - 1):
+            shifted = x - array_max(x, axis)
+            return shifted - np.log(array_sum(np.exp(shifted), axis))
+        y = np.empty(x.shape, x.dtype)
+        e = np.empty(min(x.size, max(PIECE, x.shape[-1])), x.dtype)          # exp of one piece
+        for x_rows, y_rows in row_pieces(np.ascontiguousarray(x), y, size=PIECE):
+            np.subtract(x_rows, softmax_shift(x_rows), out=y_rows)
+            e_rows = np.exp(y_rows, out=e[:y_rows.size].reshape(y_rows.shape))
+            y_rows -= np.log(array_sum(e_rows, -1))
+        return y
 
     def backward(self, grad, out):
         exp = lambda a: np.exp(a) if isinstance(a, np.ndarray) else a.exp()
-        return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
+        if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
+            return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
+        from tinygrad_like.tensor import Tensor
+        dx = np.empty(out.shape, out.dtype)
+        for g, y, d in row_pieces(np.ascontiguousarray(grad.data), out.data, dx, size=PIECE):
+            np.exp(y, out=d)
+            d *= array_sum(g, -1)
+            np.subtract(g, d, out=d)
+        return Tensor._make(dx, None)
 
 
 class LayerNorm(Function):
@@ -154,26 +212,36 @@ class LayerNorm(Function):
     (nn.LayerNorm passes its weight and bias, so the whole layer is one op).
 
     Backward, with ĝ = g·w: dx = (ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂)) / √(var + eps), dw = Σ_rows g⊙x̂, db = Σ_rows g.
+    Both run on cache-sized pieces of whole rows, written into x̂, y and dx (x̂ is kept for backward).
     """
     def forward(self, x, w=None, b=None, eps=1e-5):
         self.eps = eps
-        inv_n = x.dtype.type(1 / x.shape[-1])                       # sums times 1/n: np.mean costs more
-        xhat = x - array_sum(x, -1) * inv_n
-        self.rstd = 1 / np.sqrt(keep_dot(xhat, xhat) * inv_n + x.dtype.type(eps))
-        xhat *= self.rstd
-        if w is None:
-            return xhat
-        self.xhat = xhat
-        y = xhat * w
-        if b is not None:
-            y += b
+        inv_n, eps = x.dtype.type(1 / x.shape[-1]), x.dtype.type(eps)   # sums times 1/n: np.mean costs more
+        xhat = np.empty(x.shape, x.dtype)
+        self.rstd = np.empty((*x.shape[:-1], 1), x.dtype)
+        y = xhat if w is None else np.empty(x.shape, np.result_type(x, w, *(() if b is None else (b,))))
+        for x_rows, xhat_rows, rstd, y_rows in row_pieces(np.ascontiguousarray(x), xhat, self.rstd, y, size=PIECE):
+            np.subtract(x_rows, array_sum(x_rows, -1) * inv_n, out=xhat_rows)
+            np.divide(1, np.sqrt(keep_dot(xhat_rows, xhat_rows) * inv_n + eps), out=rstd)
+            xhat_rows *= rstd
+            if w is not None:
+                np.multiply(xhat_rows, w, out=y_rows)
+                if b is not None:
+                    y_rows += b
+        if w is not None:
+            self.xhat = xhat
         return y
 
     def backward(self, grad, out):
         x, *affine = self.parents
+        need = [p.requires_grad for p in self.parents]
+        if not state.grad_enabled:
+            from tinygrad_like.tensor import Tensor
+            grads = _layernorm_grads_in_pieces(grad.data, self.xhat if affine else out.data, self.rstd,
+                                               affine[0].data if affine else None, need)
+            return tuple(None if a is None else Tensor._make(a, None) for a in grads) if affine else Tensor._make(grads, None)
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
         xhat = saved_or_rebuilt(self.xhat, lambda: x.layernorm(-1, self.eps)) if affine else out
-        need = [p.requires_grad for p in self.parents]
         return by_formula(_layernorm_grads, grad, xhat, rstd, affine[0] if affine else None, need)
 
 
@@ -188,6 +256,31 @@ def _layernorm_grads(g, xhat, rstd, w, need):
     return (dx, dw, db)[:len(need)]
 
 
+def _layernorm_grads_in_pieces(g, xhat, rstd, w, need):
+    """_layernorm_grads on arrays, the same steps on cache-sized pieces of whole rows: dx written in
+    place, dw and db summed piece by piece."""
+    n = xhat.dtype.type(xhat.shape[-1])
+    g = np.ascontiguousarray(g, dtype=xhat.dtype)
+    dx = np.empty(xhat.shape, xhat.dtype) if need[0] else None
+    dw = np.zeros(xhat.shape[-1], xhat.dtype) if len(need) > 1 and need[1] else None
+    db = np.zeros(xhat.shape[-1], xhat.dtype) if len(need) == 3 and need[2] else None
+    work = np.empty(min(xhat.size, max(PIECE, xhat.shape[-1])), xhat.dtype)  # ĝ, then g⊙x̂, of one piece
+    for g_rows, xhat_rows, rstd_rows, dx_rows in row_pieces(g, xhat, rstd, xhat if dx is None else dx, size=PIECE):
+        gw = work[:g_rows.size].reshape(g_rows.shape)
+        if need[0]:
+            np.multiply(g_rows, w, out=gw) if w is not None else np.copyto(gw, g_rows)
+            mean_gw, mean_gw_xhat = keep_sum(gw, -1) / n, keep_dot(gw, xhat_rows) / n
+            gw -= mean_gw
+            np.multiply(xhat_rows, mean_gw_xhat, out=dx_rows)
+            np.subtract(gw, dx_rows, out=dx_rows)
+            dx_rows *= rstd_rows                                               # (dx_rows is x̂ unless need[0])
+        if dw is not None:
+            dw += rows_sum(np.multiply(g_rows, xhat_rows, out=gw))
+        if db is not None:
+            db += rows_sum(g_rows)
+    return dx if len(need) == 1 else (dx, dw, db)[:len(need)]
+
+
 GELU_C = math.sqrt(2 / math.pi)
 
 
@@ -196,10 +289,10 @@ def _gelu_slope(x, t):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
 
 
-def _tanh_u(x: np.ndarray) -> np.ndarray:
-    """tanh u, u = √(2/π)(x + 0.044715x³) = x·(√(2/π) + √(2/π)·0.044715x²), built in one new array
-    (in-place numpy steps cost half of steps that each allocate a temporary)."""
-    t = x * x
+def _tanh_u(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """tanh u, u = √(2/π)(x + 0.044715x³) = x·(√(2/π) + √(2/π)·0.044715x²), built in `out` (a new
+    array if None) by in-place steps (which cost half of steps that each allocate a temporary)."""
+    t = np.multiply(x, x, out=out)
     t *= GELU_C * 0.044715
     t += GELU_C
     t *= x
@@ -211,12 +304,15 @@ class Gelu(Function):
 
     Backward: dy/dx = ½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²), recomputed from x in
     backward rather than saved (one array less held per layer between forward and backward).
+    Both run on cache-sized pieces (memory.pieces), written into the output.
     """
     def forward(self, x):
-        y = _tanh_u(x)
-        y += 1
-        y *= x
-        y *= 0.5
+        y = np.empty(x.shape, x.dtype)
+        for y_piece, x_piece in pieces(y, np.ascontiguousarray(x), size=PIECE):
+            _tanh_u(x_piece, out=y_piece)
+            y_piece += 1
+            y_piece *= x_piece
+            y_piece *= 0.5
         return y
 
     def backward(self, grad, out):
@@ -224,24 +320,32 @@ class Gelu(Function):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
-        dx = np.empty_like(x.data)
-        for dx_piece, g, x_piece in pieces(dx, grad.data, x.data):
-            dx_piece[...] = _gelu_grad(g, x_piece)
+        dx = np.empty(x.shape, x.dtype)
+        work = np.empty((2, min(x.size, PIECE)), x.dtype)                       # 1 + t and 1 − t of one piece
+        for dx_piece, g, x_piece in pieces(dx, np.ascontiguousarray(grad.data), np.ascontiguousarray(x.data), size=PIECE):
+            _gelu_grad(g, x_piece, dx_piece, *(w[:x_piece.size].reshape(x_piece.shape) for w in work))
         return Tensor._make(dx, None)
 
 
-def _gelu_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """g · dy/dx on arrays, with the slope factored as dy/dx = (1 + t)(½ + ½x(1 − t)·√(2/π)(1 + 3·0.044715x²)),
-    t = tanh u (1 − t² = (1 − t)(1 + t)), so that it takes few in-place steps."""
-    one_plus_t = _tanh_u(x)
-    one_plus_t += 1
-    slope = x * x
+def _gelu_grad(g: np.ndarray, x: np.ndarray, out: np.ndarray, t: np.ndarray, one_minus_t: np.ndarray):
+    """out = g · dy/dx on arrays of one piece, with the slope factored as
+    dy/dx = (1 + t)(½ + ½x(1 − t)·√(2/π)(1 + 3·0.044715x²)), t = tanh u (1 − t² = (1 − t)(1 + t)),
+    so that it takes few in-place steps, x² made once for u and the slope; t and one_minus_t are
+    work space of x's shape."""
+    x2 = np.multiply(x, x, out=out)
+    u = np.multiply(x2, GELU_C * 0.044715, out=t)
+    u += GELU_C
+    u *= x
+    np.tanh(u, out=t)
+    np.subtract(1, t, out=one_minus_t)
+    t += 1                                             # 1 + t
+    slope = x2
     slope *= 1.5 * 0.044715 * GELU_C
     slope += 0.5 * GELU_C
     slope *= x                                         # ½x·√(2/π)(1 + 3·0.044715x²)
-    slope *= np.subtract(2, one_plus_t)                # · (1 − t)
+    slope *= one_minus_t
     slope += 0.5
-    slope *= one_plus_t
+    slope *= t
     slope *= g
     return slope
 

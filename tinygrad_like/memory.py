@@ -37,3 +37,18 @@ def pieces(*arrays, size: int = 1 << 16):
     flat = [a.reshape(-1) for a in arrays]
     for start in range(0, flat[0].size, size):
         yield [f[start:start + size] for f in flat]
+
+
+def row_pieces(*arrays, size: int = 1 << 16):
+    """Matching pieces of whole rows of C-contiguous arrays (..., n_i) with the same leading axes, each
+    piece a 2-D (rows, n_i) view, about `size` elements of the first array (at least one row):
+    `pieces` for a chain of steps that also reduces along the last axis (softmax, layernorm; a
+    (..., 1) array of row statistics comes along in matching pieces). Arrays to be written must be
+    C-contiguous, or the pieces would be copies."""
+    if arrays[0].size == 0 or arrays[0].ndim == 0:
+        yield arrays
+        return
+    flat = [a.reshape(-1, a.shape[-1]) for a in arrays]
+    step = max(size // arrays[0].shape[-1], 1)
+    for start in range(0, flat[0].shape[0], step):
+        yield [f[start:start + step] for f in flat]

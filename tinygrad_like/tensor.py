@@ -579,7 +579,7 @@ class Tensor:
             if reduction == "none":
                 return ops.ScatterAdd.apply(losses, shape=(len(flat),), index=rows).reshape(targets.shape)
             loss = losses.sum() if reduction == "sum" else losses.sum() / max(len(rows), 1)
-        return loss.reshape(targets.shape) if reduction == "none" else loss
+        return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
 
     def dropout(self, p=0.5, training=True):
         """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from tinygrad_like import fused
 from tinygrad_like.function import composed, enable_grad, state
 from tinygrad_like.tensor import Tensor
@@ -60,10 +62,13 @@ def gelu(x):
 
 
 @twin_of(fused.CrossEntropy)
-def cross_entropy(logits, rows, targets):
-    """logits (N, C): the mean over the chosen rows of −log softmax(logits)[row, target]."""
-    picked = logits.log_softmax(-1)[rows, targets]           # (M,)
-    return -picked.sum() / max(len(rows), 1)
+def cross_entropy(logits, rows, targets, reduction="mean", label_smoothing=0.0):
+    """logits (N, C): logsumexp(x) − x[target] (smoothed by ε towards the row mean) at the chosen rows,
+    reduced by "mean" over them, "sum", or "none" ((N,), 0 at rows not chosen)."""
+    every = np.full(logits.shape[0], -1)
+    every[rows] = targets                                    # the rows not chosen are ignored
+    return logits.sparse_categorical_crossentropy(every, ignore_index=-1, reduction=reduction,
+                                                  label_smoothing=label_smoothing)
 
 
 @twin_of(fused.Attention)

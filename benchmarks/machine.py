@@ -1,0 +1,124 @@
+"""One line that says what machine a benchmark ran on, printed first by bench_train.py and bench_ops.py,
+so that figures from two machines can be compared (the same code ran 2x slower on a second 2-core
+machine of the same kind: less memory bandwidth per core, a slower BLAS).
+
+    python benchmarks/machine.py
+
+    machine: AMD EPYC, 2 cores | numpy 2.4.6, BLAS openblas 0.3.31.188.0 (SkylakeX, 2 threads)
+             | matmul f32 1024² 174 GFLOP/s | copy 64 MB 22.3 GB/s | tiny numpy call 0.38 us
+    (one line; wrapped here. On the same machine busy with other jobs: 11 GFLOP/s, 2.5 GB/s.)
+
+The three measured figures bound most of what the benchmarks see: the float32 matmul peak of
+numpy's BLAS (what Linear and attention can reach), memory bandwidth, as the bytes read plus written
+per second by a copy of a 64 MB float32 array (what every elementwise pass over an array larger than
+the cache can reach), and the median time of `a + b` on two 2x2 float32 arrays (the floor under the
+per-op overhead of a Python autograd engine). OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which change
+the kernels OpenBLAS picks, are shown when set.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ENV_SHOWN = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+             "TINYGRAD_LIKE_THREADS")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas() -> str:
+    """numpy's BLAS: name, version, kernel architecture and thread count (threadpoolctl when installed,
+    else what numpy.show_config says about its build)."""
+    try:
+        from threadpoolctl import threadpool_info
+        libs = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    except ImportError:
+        libs = []
+    if libs:
+        return ", ".join(f"{i['internal_api']} {i['version']} ({i.get('architecture') or '?'}, {i['num_threads']} threads)"
+                         for i in libs)
+    try:
+        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{info.get('name', '?')} {info.get('version', '?')} (threads unknown: no threadpoolctl)"
+    except Exception:  # older numpy without mode="dicts"
+        return "unknown (no threadpoolctl)"
+
+
+def _median_seconds(fn, repeats: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
+    """numpy's float32 (n, n) @ (n, n) in GFLOP/s (2n³ flops), median of `repeats`."""
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    out = np.empty_like(a)
+    return 2 * n**3 / _median_seconds(lambda: np.matmul(a, a, out=out), repeats) / 1e9
+
+
+def copy_gbs(megabytes: int = 64, repeats: int = 7) -> float:
+    """Bytes read plus bytes written per second, in GB/s, by np.copyto of a `megabytes` float32 array."""
+    src = np.ones(megabytes * 2**20 // 4, np.float32)
+    dst = np.zeros_like(src)
+    return 2 * src.nbytes / _median_seconds(lambda: np.copyto(dst, src), repeats) / 1e9
+
+
+def tiny_call_us(repeats: int = 2000) -> float:
+    """Median time of `a + b` on two 2x2 float32 arrays, in microseconds."""
+    a = b = np.ones((2, 2), np.float32)
+    return _median_seconds(lambda: a + b, repeats, warmup=100) * 1e6
+
+
+def blas_threads() -> int | None:
+    """The thread count of numpy's BLAS in this process (None without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    return max((i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"), default=None)
+
+
+def thread_env(threads: int) -> dict:
+    """The environment for a benchmark's worker process with `threads` threads for numpy's BLAS and
+    tinygrad_like's own pool: read when numpy and tinygrad_like load, so set before the process starts."""
+    env = dict(os.environ)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TINYGRAD_LIKE_THREADS"):
+        env[name] = str(threads)
+    return env
+
+
+def torch_available() -> bool:
+    """Whether PyTorch imports, asked of a child process (importing it here would load its threads)."""
+    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def machine_line() -> str:
+    env = " | ".join(f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ)
+    return (f"machine: {cpu_model()}, {os.cpu_count()} cores | numpy {np.__version__}, BLAS {blas()} "
+            f"| matmul f32 1024² {matmul_gflops():.0f} GFLOP/s | copy 64 MB {copy_gbs():.1f} GB/s "
+            f"| tiny numpy call {tiny_call_us():.2f} us" + (f" | {env}" if env else ""))
+
+
+if __name__ == "__main__":
+    print(machine_line())
