@@ -57,6 +57,7 @@ def save(nb, path) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             nbformat.write(nb, f)
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp made it owner-only
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
