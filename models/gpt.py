@@ -23,7 +23,6 @@ References: Radford et al. 2019 (GPT-2); Karpathy's nanoGPT model.py; Holtzman e
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from numbers import Real
@@ -277,45 +276,37 @@ class GPT(Transformer):
         return out
 
     @classmethod
-    def from_pretrained(cls, path, dtype: str = "float32") -> "GPT":
-        """Load a local Hugging Face GPT-2 directory: config.json + model.safetensors (no network).
-
-        config.json keys used: n_layer, n_head, n_embd, vocab_size, n_positions (block_size); optional
-        n_inner (MLP width), activation_function (gelu_new / gelu_pytorch_tanh, the tanh GELU we use,
-        or relu), layer_norm_epsilon (must be 1e-5), tie_word_embeddings.
+    def from_pretrained(cls, path, dtype: str | None = None) -> "GPT":
+        """Load a local Hugging Face directory (config.json + model.safetensors, no network) in the GPT-2,
+        Llama or Mixtral layout, written by transformers or by `save_pretrained` (whose config.json
+        also holds our GPTConfig, so the model comes back identical). dtype None: float64 when the
+        file says so, else float32. A config our layers cannot compute exactly (another RMSNorm eps,
+        RoPE theta or activation, an unsupported architecture) is a ValueError naming it.
+        Layouts and checks: models/hf_export.py.
         """
-        from safetensors.numpy import load_file
+        from models.hf_export import load_pretrained
+        return load_pretrained(cls, path, dtype)
 
-        path = Path(path)
-        config_file, weights_file = path / "config.json", path / "model.safetensors"
-        for f in (config_file, weights_file):
-            if not f.is_file():
-                raise FileNotFoundError(f"from_pretrained: {f} does not exist (expected a Hugging Face GPT-2 "
-                                        "directory with config.json and model.safetensors)")
-        hf = json.loads(config_file.read_text())
-        missing = [k for k in ("n_layer", "n_head", "n_embd", "vocab_size", "n_positions") if k not in hf]
-        if missing:
-            raise ValueError(f"from_pretrained: {config_file} lacks {missing}")
-        act = hf.get("activation_function", "gelu_new")
-        if act not in _HF_ACTIVATIONS:
-            raise ValueError(f"from_pretrained: activation_function {act!r} is not supported "
-                             f"(supported: {sorted(_HF_ACTIVATIONS)})")
-        eps = hf.get("layer_norm_epsilon", 1e-5)
-        if not math.isclose(eps, 1e-5):
-            raise ValueError(f"from_pretrained: layer_norm_epsilon {eps} differs from our LayerNorm's 1e-5")
-        config = GPTConfig(vocab_size=hf["vocab_size"], block_size=hf["n_positions"], n_layer=hf["n_layer"],
-                           n_head=hf["n_head"], n_embd=hf["n_embd"], mlp_hidden=hf.get("n_inner"),
-                           mlp=_HF_ACTIVATIONS[act], tie_weights=hf.get("tie_word_embeddings", True), dtype=dtype)
-        try:
-            weights = load_file(str(weights_file))
-        except Exception as e:  # safetensors raises its own error types for a damaged header or body
-            raise ValueError(f"from_pretrained: cannot read {weights_file}: {e}") from None
-        return cls.from_hf_gpt2(weights, config)
+    def save_pretrained(self, directory, overwrite: bool = False, tokenizer=None, readme: str | None = None) -> Path:
+        """Write a directory that transformers loads with its own classes (no code of ours):
+        config.json, model.safetensors, generation_config.json, and with `tokenizer` (a BPETokenizer or
+        CharTokenizer) its tokenizer.json + tokenizer_config.json; with `readme`, README.md (a model card).
+
+        GPT-2 shaped configs -> GPT2LMHeadModel, Llama shaped -> LlamaForCausalLM, Llama shaped with
+        experts -> MixtralForCausalLM; any other config is a ValueError naming the field that has no
+        counterpart (models/hf_export.py). A non-empty directory is refused unless overwrite=True; the
+        files are written to a temporary directory beside it and renamed into place, so a failure
+        leaves no half-written directory.
+        """
+        from models.hf_export import save_pretrained
+        extra = tokenizer.to_hf_files(self.config.block_size) if tokenizer is not None else {}
+        if readme is not None:
+            extra["README.md"] = readme
+        return save_pretrained(self, directory, overwrite, extra_files=extra)
 
 
 # ---------------------------------------------------------------- Hugging Face names
 
-_HF_ACTIVATIONS = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": "relu"}
 _CONV1D = re.compile(r"transformer\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight")
 
 

@@ -15,8 +15,11 @@ References: Sennrich et al. 2016, "Neural Machine Translation of Rare Words
 with Subword Units" (https://arxiv.org/abs/1508.07909); Radford et al. 2019,
 "Language Models are Unsupervised Multitask Learners" (GPT-2, byte-level BPE).
 """
+import functools
 import json
+import os
 import re
+import sys
 from collections import Counter, defaultdict
 
 # Pre-split text into chunks; BPE merges never cross a chunk boundary, so a
@@ -28,6 +31,15 @@ from collections import Counter, defaultdict
 # splits as " ", " b" (as in GPT-2). The alternatives cover every character:
 # joining the chunks gives the text back exactly.
 SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"""
+
+# Python's re and the regex engine of Hugging Face `tokenizers` (Oniguruma) disagree on what a letter,
+# a digit and a space are: for re, "²" and "½" are letters ([^\W\d_]: alphanumeric, not decimal) and
+# \x1c-\x1f are whitespace; for Oniguruma they are not. So the exported tokenizer.json carries the
+# pattern with each class spelled out as the code points re puts in it on this Python
+# (`spelled_pattern`): Oniguruma running that and re running SPLIT_PATTERN cut every text into the
+# same chunks. re keeps running SPLIT_PATTERN itself: the spelled form gives it the same chunks
+# (tests/test_hf_export.py checks every code point) but splits about 3x slower.
+_SPELLED = ("'(?:[sdmt]|ll|ve|re)| ?[{L}]+| ?[{D}]+| ?[^{S}{L}{D}]+|[{S}]+(?![^{S}])|[{S}]+")
 
 
 class CharTokenizer:
@@ -61,6 +73,30 @@ class CharTokenizer:
     @classmethod
     def load(cls, path):
         return cls(_read(path, "char")["chars"])
+
+    # ------------------------------------------------------------ Hugging Face `tokenizers`
+    def to_hf_json(self):
+        """This tokenizer as a Hugging Face `tokenizer.json` dict: every character is its own piece
+        (Split by a one-character regex), a WordLevel model maps it to our id, and the Fuse decoder
+        joins the pieces back with nothing between them. A character not in the vocabulary is an
+        error there too (the model's unk_token is not in the vocabulary), never a silent id."""
+        unk = "<unk>"
+        while unk in self.stoi:
+            unk = "<" + unk + ">"
+        return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+                "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated",
+                                  "invert": False},
+                "post_processor": None, "decoder": {"type": "Fuse"},
+                "model": {"type": "WordLevel", "vocab": dict(self.stoi), "unk_token": unk}}
+
+    def to_hf_files(self, model_max_length=None):
+        """{file name: text}: tokenizer.json, and tokenizer_config.json for AutoTokenizer (see _hf_files)."""
+        return _hf_files(self.to_hf_json(), model_max_length)
+
+    def save_hf(self, directory, model_max_length=None):
+        """Write tokenizer.json + tokenizer_config.json into `directory` (each file atomically)."""
+        _save_hf(self.to_hf_files(model_max_length), directory)
+
 
 
 class BPETokenizer:
@@ -165,6 +201,48 @@ class BPETokenizer:
         data = _read(path, "bpe")
         return cls(data["merges"], data["pattern"])
 
+    # ------------------------------------------------------------ Hugging Face `tokenizers`
+    def to_hf_json(self):
+        """This tokenizer as a Hugging Face `tokenizer.json` dict (write it with json.dump).
+
+        normalizer none; pre-tokenizer: Split by our spelled-out pattern (each chunk its own piece),
+        then ByteLevel without its own regex (bytes shown as GPT-2's printable characters); model: BPE
+        with our ids (256 bytes, then one id per merge) and our merges in rank order; decoder
+        ByteLevel; no special tokens, no post-processor (encode adds nothing). Hugging Face's BPE
+        applies the lowest-ranked pair first, leftmost first, which is what `_encode_chunk` does.
+        """
+        pattern = spelled_pattern(self.pattern)
+        if pattern == self.pattern and re.search(r"\\[wWdDsSb]", pattern):
+            raise ValueError("to_hf_json: the pattern uses \\w, \\d, \\s or \\b, which Python's re and the "
+                             "tokenizers regex engine read differently; spell those classes as code points")
+        shown = _bytes_to_unicode()
+        tokens = ["".join(shown[b] for b in token) for token in self.vocab]
+        vocab = {}
+        for i, t in enumerate(tokens):
+            if t in vocab:
+                raise ValueError(f"to_hf_json: ids {vocab[t]} and {i} stand for the same bytes {self.vocab[i]!r}; "
+                                 "a Hugging Face vocabulary maps each string to one id")
+            vocab[t] = i
+        return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+                "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+                "post_processor": None,
+                "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+                "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                          "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                          "ignore_merges": False, "vocab": vocab,
+                          "merges": [[tokens[a], tokens[b]] for a, b in self.merges]}}
+
+    def to_hf_files(self, model_max_length=None):
+        """{file name: text}: tokenizer.json, and tokenizer_config.json for AutoTokenizer (see _hf_files)."""
+        return _hf_files(self.to_hf_json(), model_max_length)
+
+    def save_hf(self, directory, model_max_length=None):
+        """Write tokenizer.json + tokenizer_config.json into `directory` (each file atomically)."""
+        _save_hf(self.to_hf_files(model_max_length), directory)
+
+
 
 def load(path):
     """Load a tokenizer saved by either class; the file's "type" says which."""
@@ -208,3 +286,70 @@ def _read(path, expected_type=None):
     if expected_type is not None and kind != expected_type:
         raise ValueError(f"{path} holds a {kind!r} tokenizer, not {expected_type!r}")
     return data
+
+
+# ---------------------------------------------------------------- the classes of SPLIT_PATTERN, spelled out
+
+@functools.cache
+def _classes():
+    """(letters, digits, spaces): the code points Python's re puts in [^\\W\\d_], \\d and \\s, as
+    regex class bodies of ranges. Surrogates are left out (they are never in UTF-8 text)."""
+    blocks = [(first, "".join(map(chr, range(first, last + 1)))) for first, last in ((0, 0xD7FF), (0xE000, sys.maxunicode))]
+    bodies = []
+    for cls in (r"[^\W\d_]", r"\d", r"\s"):
+        ranges = []
+        for first, block in blocks:
+            for m in re.finditer(cls + "+", block):          # a run of consecutive code points: one range
+                a, b = first + m.start(), first + m.end() - 1
+                ranges.append(_char(a) if a == b else f"{_char(a)}-{_char(b)}")
+        bodies.append("".join(ranges))
+    return tuple(bodies)
+
+
+def _char(c):
+    """One code point as both engines read it inside [...]: ASCII letters and digits as themselves,
+    other ASCII as \\xHH, the rest as the literal character."""
+    if c < 0x80:
+        return chr(c) if chr(c).isalnum() else f"\\x{c:02x}"
+    return chr(c)
+
+
+def spelled_pattern(pattern):
+    """SPLIT_PATTERN with its classes listed as code points (see _SPELLED); other patterns unchanged."""
+    if pattern != SPLIT_PATTERN:
+        return pattern
+    letters, digits, spaces = _classes()
+    return _SPELLED.format(L=letters, D=digits, S=spaces)
+
+
+def _bytes_to_unicode():
+    """GPT-2's byte -> printable character table, which Hugging Face's ByteLevel uses: the printable
+    bytes !..~, ¡..¬, ®..ÿ stand for themselves, the other 68 bytes for U+0100, U+0101, ... in order."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + n)
+            n += 1
+    return table
+
+
+def _hf_files(tokenizer_json, model_max_length):
+    """tokenizer.json, and tokenizer_config.json telling AutoTokenizer to use PreTrainedTokenizerFast
+    with no clean-up of spaces on decode (it would turn " ." into ".") and no special tokens."""
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
+              "add_prefix_space": False, "model_max_length": model_max_length or 1_000_000_000}
+    return {"tokenizer.json": json.dumps(tokenizer_json, ensure_ascii=False, indent=1) + "\n",
+            "tokenizer_config.json": json.dumps(config, indent=1) + "\n"}
+
+
+def _save_hf(files, directory):
+    os.makedirs(directory, exist_ok=True)
+    for name, text in files.items():
+        path = os.path.join(directory, name)
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
