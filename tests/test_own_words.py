@@ -2,13 +2,15 @@
 
 The chapters are the seed texts in shared/seeds/ beside the repository (as in CI) or beside the folder
 that holds it (a git worktree). The check
-covers docs/*.md, README.md and every docstring of every .py file. Words are compared in lower case,
+covers docs/*.md, README.md, the Markdown cells of the notebooks in notebooks/ and every docstring
+of every .py file. Words are compared in lower case,
 with punctuation, symbols, bare numbers and line breaks ignored, so a quote reflowed or set in a block
 quote is still found. The docs point to a chapter by its file name and section heading instead of quoting it.
 """
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -43,8 +45,15 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
 
 
 def our_files() -> list[Path]:
-    files = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-    return files + [p for p in sorted(ROOT.rglob("*.py")) if not {".venv", "out", "build"} & set(p.relative_to(ROOT).parts)]
+    files = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"] + sorted((ROOT / "notebooks").glob("*.ipynb"))
+    skip = {".venv", "out", "build"}
+    return files + [p for p in sorted(ROOT.rglob("*.py")) if not skip & set(p.relative_to(ROOT).parts)]
+
+
+def markdown_cells(path: Path) -> list[tuple[str, str]]:
+    """(where, text) for every Markdown cell of a notebook."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [(f"cell {i + 1}", "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
 
 
 def shared_runs(text: str, chapter_runs: set) -> list[str]:
@@ -74,6 +83,7 @@ def test_the_check_finds_a_quote(chapter_runs):
 
 @pytest.mark.parametrize("path", our_files(), ids=[str(p.relative_to(ROOT)) for p in our_files()])
 def test_no_chapter_sentence_is_copied(chapter_runs, path):
-    texts = docstrings(path) if path.suffix == ".py" else [("text", path.read_text(encoding="utf-8"))]
+    texts = (docstrings(path) if path.suffix == ".py" else markdown_cells(path) if path.suffix == ".ipynb"
+             else [("text", path.read_text(encoding="utf-8"))])
     copied = {where: found for where, text in texts if (found := shared_runs(text, chapter_runs))}
     assert not copied, f"{path.relative_to(ROOT)} repeats a chapter word for word (say it in our own words): {copied}"
