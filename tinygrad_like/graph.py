@@ -190,8 +190,10 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     nodes: dict[tuple, list] = {}  # (scope, box or None) -> [(node id, label, attrs)]
     edges, lost = [], False  # lost: something asked for was freed by backward
 
+    numbers: dict[int, int] = {}  # node ids numbered in drawing order, so the same graph gives the same DOT
+
     def node_id(t) -> str:
-        return f"n{_key(t)}"
+        return f"n{numbers.setdefault(_key(t), len(numbers))}"
 
     for t in tensors:
         ctx, box = t._ctx, opener.box_of.get(_key(t))
