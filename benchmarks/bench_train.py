@@ -97,6 +97,7 @@ def worker_ours(cfg: dict, warmup: int, steps: int) -> dict:
 
 def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: int) -> dict:
     import torch
+
     from benchmarks.torch_gpt import TorchGPT
     torch.set_num_threads(threads)
     torch.manual_seed(0)

@@ -32,7 +32,6 @@ import nn
 from _common import named
 from tinygrad_like import Tensor, backprop_steps, draw_graph, grad
 
-
 # ---------------------------------------------------------------- the models
 
 

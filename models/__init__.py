@@ -1,4 +1,4 @@
 """Models built from tinygrad_like ops: the GPT config, its arithmetic, and (later) the model itself."""
 from models.config import GPTConfig
-from models.gpt import GPT
 from models.encoder import Encoder
+from models.gpt import GPT

@@ -21,10 +21,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from tinygrad_like import Tensor
-from nn import init
 from models.config import GPTConfig
 from models.gpt import Transformer
+from nn import init
+from tinygrad_like import Tensor
 
 __all__ = ["Encoder"]
 

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from tinygrad_like import Tensor, no_grad, scope
-from tinygrad_like import random as _random
+from models.config import GPTConfig
 from nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleDict, RMSNorm, init
 from nn.attention import KVCache
 from nn.block import Block
-from models.config import GPTConfig
+from tinygrad_like import Tensor, no_grad, scope
+from tinygrad_like import random as _random
 
 __all__ = ["GPT", "GPTConfig", "Transformer", "filter_logits", "sample_logits"]
 

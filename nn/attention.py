@@ -22,11 +22,11 @@ import math
 
 import numpy as np
 
-from tinygrad_like import Tensor
-from tinygrad_like.function import state
 from nn.linear import Linear
 from nn.module import Module
 from nn.rope import RoPE
+from tinygrad_like import Tensor
+from tinygrad_like.function import state
 
 
 class KVCache:

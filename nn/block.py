@@ -11,13 +11,13 @@ learning-rate warm-up tricks; post-norm is here to compare against.
 """
 from __future__ import annotations
 
-from tinygrad_like import Tensor
 from nn.attention import Attention
 from nn.dropout import Dropout
 from nn.mlp import MLP
 from nn.module import Module
 from nn.moe import MoE
 from nn.norm import LayerNorm, RMSNorm
+from tinygrad_like import Tensor
 
 NORMS = ("layernorm", "rmsnorm")
 

@@ -1,8 +1,8 @@
 """`Dropout`: during training, zero each entry with probability p (and scale the rest by 1/(1-p))."""
 from __future__ import annotations
 
-from tinygrad_like import Tensor
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 class Dropout(Module):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from tinygrad_like import Tensor
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 class Linear(Module):

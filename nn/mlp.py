@@ -6,9 +6,9 @@ tokens exchange information; the MLP then works on each token's vector by itself
 """
 from __future__ import annotations
 
-from tinygrad_like import Tensor
 from nn.linear import Linear
 from nn.module import Module
+from tinygrad_like import Tensor
 
 ACTIVATIONS = ("gelu", "relu", "swiglu")
 

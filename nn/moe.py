@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinygrad_like import Tensor
 from nn.linear import Linear
 from nn.mlp import MLP
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 class MoE(Module):

@@ -5,8 +5,8 @@ scale: a sub-layer's input keeps the same size however much the residual stream 
 """
 from __future__ import annotations
 
-from tinygrad_like import Tensor
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 def _check_dim(layer: str, x: Tensor, dim: int) -> None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinygrad_like import Tensor
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 def rope_cos_sin(positions, head_dim: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, gradcheck, gradgradcheck
 import tinygrad_like.functional as F
+from tinygrad_like import Tensor, gradcheck, gradgradcheck
 
 
 def grad_of(fn, values, dtype=np.float64):

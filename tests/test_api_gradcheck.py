@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
-from test_ops_gradcheck import inputs_for
 
-from tinygrad_like import Tensor, gradcheck, gradgradcheck
 import tinygrad_like.functional as F
+from test_ops_gradcheck import inputs_for
+from tinygrad_like import Tensor, gradcheck, gradgradcheck
 
 CASES = []
 

@@ -8,8 +8,14 @@ import json
 
 import pytest
 
-from models.arithmetic import (breakdown, count_active_params, count_params, flops_per_token,
-                               kv_cache_bytes, named_shapes)
+from models.arithmetic import (
+    breakdown,
+    count_active_params,
+    count_params,
+    flops_per_token,
+    kv_cache_bytes,
+    named_shapes,
+)
 from models.config import GPTConfig
 
 D = 768  # GPT-2 small's width

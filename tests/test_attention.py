@@ -8,11 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, composed, gradcheck, no_grad
-from tinygrad_like.autograd import toposort
 from nn.attention import Attention, KVCache
 from nn.rope import RoPE, apply_rope
-
+from tinygrad_like import Tensor, composed, gradcheck, no_grad
+from tinygrad_like.autograd import toposort
 
 # ---------------------------------------------------------------- independent numpy references
 

@@ -4,7 +4,6 @@ import importlib.util
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

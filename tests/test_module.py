@@ -6,8 +6,8 @@ checkpoints use (`h.0.attn.c_attn.weight`).
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, draw_graph
 from nn import Block, Dropout, Embedding, LayerNorm, Linear, Module
+from tinygrad_like import Tensor, draw_graph
 
 V, T, C, NH = 11, 6, 8, 2
 

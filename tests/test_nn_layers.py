@@ -9,11 +9,11 @@ import time
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, gradcheck
 from nn import MLP, Dropout, Embedding, LayerNorm, Linear, Module, MoE, RMSNorm
 from nn.attention import KVCache
 from nn.block import Block
 from nn.optim import AdamW
+from tinygrad_like import Tensor, gradcheck
 
 F64 = dict(dtype="float64")
 

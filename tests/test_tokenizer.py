@@ -3,10 +3,11 @@ import json
 import re
 import time
 from collections import Counter
+from pydoc_data.topics import topics
 
 import pytest
-from hypothesis import given, settings, strategies as st
-from pydoc_data.topics import topics
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models import tokenizer
 from models.tokenizer import SPLIT_PATTERN, BPETokenizer, CharTokenizer
