@@ -141,15 +141,17 @@ def run_worker(args) -> None:
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     result = {name: median_us(fn, args.op_repeats, warmup=3, clock=clock) for name, fn in ops.items()}
     if args.worker == "ours":
-        result.update({f"floor {name}": floor_us(shape, args.op_repeats, clock) for name, (_, shape) in HOT_OPS.items()})
+        result.update({f"floor {name}": floor_us(shape, args.op_repeats, clock)
+                       for name, (_, shape) in HOT_OPS.items()})
     print("RESULT " + json.dumps(result))
 
 
 def spawn(kind: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--threads", str(args.threads),
-           "--op-repeats", str(args.op_repeats), "--clock", args.clock] + ([] if args.tune_malloc else ["--no-tune-malloc"])
+           "--op-repeats", str(args.op_repeats), "--clock", args.clock]
+    cmd += [] if args.tune_malloc else ["--no-tune-malloc"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
-    line = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
     if out.returncode or not line:
         raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
     return json.loads(line[0][len("RESULT "):])
@@ -177,7 +179,8 @@ def overhead_rows(repeats: int, rng, results: dict) -> None:
                 return a_np @ b_np, g_np @ b_np.T, a_np.T @ g_np
         t_ours, t_np = median_us(ours, reps), median_us(plain, reps)
         results[name] = (t_ours, t_np)
-        print(f"{name:16s} forward+backward: tinygrad_like {t_ours:9.1f} us | numpy {t_np:9.1f} us | ratio {t_ours / t_np:5.2f}")
+        print(f"{name:16s} forward+backward: tinygrad_like {t_ours:9.1f} us | numpy {t_np:9.1f} us "
+              f"| ratio {t_ours / t_np:5.2f}")
 
 
 def reduction_rows(repeats: int, rng, results: dict) -> None:
@@ -188,8 +191,8 @@ def reduction_rows(repeats: int, rng, results: dict) -> None:
             t_ours = median_us(lambda: ours(scores, -1), reps)
             t_np = median_us(lambda: plain(scores, -1, keepdims=True), reps)
             results[f"{name} {shape}"] = (t_ours, t_np)
-            print(f"{name} {str(shape):17s}: fused.{ours.__name__} {t_ours:8.1f} us | np.{plain.__name__} {t_np:8.1f} us "
-                  f"| ratio {t_ours / t_np:5.2f}")
+            print(f"{name} {str(shape):17s}: fused.{ours.__name__} {t_ours:8.1f} us "
+                  f"| np.{plain.__name__} {t_np:8.1f} us | ratio {t_ours / t_np:5.2f}")
 
 
 def hot_op_rows(args) -> dict:
@@ -206,7 +209,8 @@ def hot_op_rows(args) -> dict:
     med = {k: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for k, rs in runs.items()}
     print(f"\nhot ops, forward+backward, small config's shapes, {args.threads} threads, median of "
           f"{args.rounds} alternated processes x {args.op_repeats} runs ({args.clock} ms)")
-    print(f"  {'op':14s} {'input shape':16s} {'ours':>8s} {'PyTorch':>8s} {'ratio':>6s} {'np floor':>9s} {'ours/floor':>10s}")
+    print(f"  {'op':14s} {'input shape':16s} {'ours':>8s} {'PyTorch':>8s} {'ratio':>6s} "
+          f"{'np floor':>9s} {'ours/floor':>10s}")
     rows = {}
     for name, (shape, _) in HOT_OPS.items():
         ours, floor = med["ours"][name] / 1e3, med["ours"][f"floor {name}"] / 1e3
@@ -224,13 +228,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--op-repeats", type=int, default=20, help="runs of each hot op in a worker")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads per framework (hot ops)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                    help="hot ops: wall time, or the worker's CPU time (steadier on a busy machine; with --threads 1 only)")
+                    help="hot ops: wall time, or the worker's CPU time "
+                         "(steadier on a busy machine; with --threads 1 only)")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.clock == "cpu" and args.threads != 1:
-        ap.error("--clock cpu counts the CPU time of every thread (PyTorch's spinning ones too): use it with --threads 1")
+        ap.error("--clock cpu counts the CPU time of every thread (PyTorch's spinning ones too): "
+                 "use it with --threads 1")
     if args.worker:
         return run_worker(args)
     print(machine_line())

@@ -25,9 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from machine import machine_line
-from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u, array_max, array_sum
-from tinygrad_like.memory import pieces, row_pieces
+from machine import machine_line  # noqa: E402
+from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u, array_max, array_sum  # noqa: E402
+from tinygrad_like.memory import pieces, row_pieces  # noqa: E402
 
 
 def gelu_forward(piece):

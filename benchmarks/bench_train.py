@@ -131,9 +131,10 @@ def run_worker(args) -> None:
 
 def spawn(kind: str, config: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--config", config, "--steps", str(args.steps),
-           "--warmup", str(args.warmup), "--threads", str(args.threads)] + ([] if args.tune_malloc else ["--no-tune-malloc"])
+           "--warmup", str(args.warmup), "--threads", str(args.threads)]
+    cmd += [] if args.tune_malloc else ["--no-tune-malloc"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
-    line = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
     if out.returncode or not line:
         raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
     return json.loads(line[0][len("RESULT "):])
@@ -187,7 +188,8 @@ def main(argv=None) -> dict:
                              threads=results[0]["threads"])
         summary[name] = row
         print(f"\n{name}: {cfg}")
-        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} {'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>8s}")
+        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} "
+              f"{'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>8s}")
         for kind, r in row.items():
             print(f"  {kind:15s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
                   f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%} {str(r['threads']):>8s}")

@@ -50,8 +50,8 @@ def blas() -> str:
     except ImportError:
         libs = []
     if libs:
-        return ", ".join(f"{i['internal_api']} {i['version']} ({i.get('architecture') or '?'}, {i['num_threads']} threads)"
-                         for i in libs)
+        return ", ".join(f"{i['internal_api']} {i['version']} "
+                         f"({i.get('architecture') or '?'}, {i['num_threads']} threads)" for i in libs)
     try:
         info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f"{info.get('name', '?')} {info.get('version', '?')} (threads unknown: no threadpoolctl)"

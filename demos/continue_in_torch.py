@@ -40,11 +40,12 @@ def build_parser():
 def estimate_loss(model, splits, settings, torch) -> dict:
     """train_gpt.estimate_loss in PyTorch: the same generator seed, so the same batches."""
     rng = np.random.default_rng(settings["seed"] + 1)
+    B, T = settings["batch_size"], settings["block_size"]
     out = {}
     model.eval()
     with torch.no_grad():
         for name, ids in splits.items():
-            losses = [batch_loss(model, *get_batch(ids, settings["batch_size"], settings["block_size"], rng), torch).item()
+            losses = [batch_loss(model, *get_batch(ids, B, T, rng), torch).item()
                       for _ in range(settings["eval_iters"])]
             out[name] = float(np.mean(losses))
     model.train()
@@ -64,7 +65,8 @@ def main(argv=None) -> dict | None:
         import torch
         import transformers
     except ImportError as e:
-        print(f"continue_in_torch.py: skipped, PyTorch / transformers are not installed ({e.name}). Install:\n  {INSTALL}")
+        print(f"continue_in_torch.py: skipped, PyTorch / transformers are not installed ({e.name}). "
+              f"Install:\n  {INSTALL}")
         return None
     transformers.logging.set_verbosity_error()
     run = pathlib.Path(args.run)
@@ -76,7 +78,8 @@ def main(argv=None) -> dict | None:
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_dir)
     tok = transformers.AutoTokenizer.from_pretrained(hf_dir)
     text, source = load_text(settings["text"])
-    splits = {name: np.asarray(tok.encode(part), dtype=np.int64) for name, part in zip(("train", "val"), split_text(text))}
+    splits = {name: np.asarray(tok.encode(part), dtype=np.int64)
+              for name, part in zip(("train", "val"), split_text(text))}
     print(f"loaded {type(model).__name__} ({sum(p.numel() for p in model.parameters()):,} parameters, "
           f"{model.dtype}) and its tokenizer from {hf_dir}; {source}: train {len(splits['train']):,} tokens, "
           f"val {len(splits['val']):,}")
@@ -96,7 +99,8 @@ def main(argv=None) -> dict | None:
     rng = np.random.default_rng(settings["seed"] + 2)                # batches the run has not drawn
     t0 = time.perf_counter()
     for step in range(1, args.steps + 1):
-        loss = batch_loss(model, *get_batch(splits["train"], settings["batch_size"], settings["block_size"], rng), torch)
+        x, y = get_batch(splits["train"], settings["batch_size"], settings["block_size"], rng)
+        loss = batch_loss(model, x, y, torch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if settings["grad_clip"]:

@@ -9,7 +9,8 @@ tokenizer.json + tokenizer_config.json (the tokenizer, encoding to the same ids)
 model card with the config, the data, the losses and the command that trained the model. Then:
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    model, tok = AutoModelForCausalLM.from_pretrained("out/train_gpt/hf"), AutoTokenizer.from_pretrained("out/train_gpt/hf")
+    model = AutoModelForCausalLM.from_pretrained("out/train_gpt/hf")
+    tok = AutoTokenizer.from_pretrained("out/train_gpt/hf")
 
 This script itself needs neither torch nor transformers: it only writes files. A config with no exact
 counterpart in transformers (post-norm, RoPE with LayerNorm, ...) stops with the field that blocks it.
@@ -65,7 +66,8 @@ def train_command(settings: dict) -> str:
     args += flags(derived, args)
     again = resolve(args)
     if again != settings:
-        raise ValueError(f"export_hf: cannot rebuild the train_gpt.py command ({sorted(k for k in settings if again.get(k) != settings[k])})")
+        differ = sorted(k for k in settings if again.get(k) != settings[k])
+        raise ValueError(f"export_hf: cannot rebuild the train_gpt.py command ({differ})")
     return shlex.join(["python", "demos/train_gpt.py", *args])
 
 

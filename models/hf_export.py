@@ -31,9 +31,10 @@ the fractions and probabilities over all layers before multiplying them, where w
 (the same for one layer).
 
 config.json spells out every number where transformers' defaults differ from ours (eps, RoPE theta,
-tied embeddings, MLP width, head_dim, dtype and torch_dtype for older readers), and keeps our GPTConfig under "tinygrad_like", so
-from_pretrained gets back the identical model (bias=False, dropout) that the transformers fields
-alone cannot say. Files are written into a temporary directory beside the target, then renamed.
+tied embeddings, MLP width, head_dim, dtype and torch_dtype for older readers), and keeps our
+GPTConfig under "tinygrad_like", so from_pretrained gets back the identical model (bias=False,
+dropout) that the transformers fields alone cannot say. Files are written into a temporary
+directory beside the target, then renamed.
 """
 from __future__ import annotations
 
@@ -103,8 +104,8 @@ def hf_config(model) -> dict:
     family = hf_family(c)
     block = model.transformer.h[0]
     common = dict(architectures=[ARCHITECTURES[family]], model_type=family, vocab_size=c.vocab_size,
-                  tie_word_embeddings=c.tie_weights, dtype=c.dtype, torch_dtype=c.dtype, bos_token_id=None, eos_token_id=None,
-                  pad_token_id=None, use_cache=True, initializer_range=0.02)
+                  tie_word_embeddings=c.tie_weights, dtype=c.dtype, torch_dtype=c.dtype,
+                  bos_token_id=None, eos_token_id=None, pad_token_id=None, use_cache=True, initializer_range=0.02)
     if family == "gpt2":
         out = dict(n_positions=c.block_size, n_embd=c.n_embd, n_layer=c.n_layer, n_head=c.n_head,
                    n_inner=c.hidden, activation_function="gelu_new" if c.mlp == "gelu" else "relu",

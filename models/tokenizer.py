@@ -294,7 +294,8 @@ def _read(path, expected_type=None):
 def _classes():
     """(letters, digits, spaces): the code points Python's re puts in [^\\W\\d_], \\d and \\s, as
     regex class bodies of ranges. Surrogates are left out (they are never in UTF-8 text)."""
-    blocks = [(first, "".join(map(chr, range(first, last + 1)))) for first, last in ((0, 0xD7FF), (0xE000, sys.maxunicode))]
+    blocks = [(first, "".join(map(chr, range(first, last + 1))))
+              for first, last in ((0, 0xD7FF), (0xE000, sys.maxunicode))]
     bodies = []
     for cls in (r"[^\W\d_]", r"\d", r"\s"):
         ranges = []

@@ -16,12 +16,15 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype="float32"):
         bound = 1 / math.sqrt(in_features)
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Tensor.uniform(out_features, in_features, low=-bound, high=bound, dtype=dtype, requires_grad=True)
-        self.bias = Tensor.uniform(out_features, low=-bound, high=bound, dtype=dtype, requires_grad=True) if bias else None
+        self.weight = Tensor.uniform(out_features, in_features, low=-bound, high=bound, dtype=dtype,
+                                     requires_grad=True)
+        self.bias = (Tensor.uniform(out_features, low=-bound, high=bound, dtype=dtype, requires_grad=True)
+                     if bias else None)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
-            raise ValueError(f"Linear: input of shape {x.shape} has {x.shape[-1]} features, expected {self.in_features}")
+            raise ValueError(f"Linear: input of shape {x.shape} has {x.shape[-1]} features, "
+                             f"expected {self.in_features}")
         return x.linear(self.weight, self.bias)  # (..., out) = x Wᵀ + b
 
     def extra_repr(self) -> str:

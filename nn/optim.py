@@ -274,15 +274,15 @@ class Adam(Optimizer):
             raise ValueError(f"{where}: betas must be two numbers in [0, 1), got {group['betas']}")
         group["betas"] = betas
 
-    def _update(self, p, g, state, group):
+    def _update(self, param, grad, state, group):
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         beta1, beta2 = (float(b) for b in group["betas"])
         if not state:
-            state.update(step=0, exp_avg=np.zeros_like(p), exp_avg_sq=np.zeros_like(p))
+            state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
         state["step"] += 1
         t = state["step"]
         step_size, v_scale = lr / (1 - beta1 ** t), 1 / math.sqrt(1 - beta2 ** t)
-        for p, g, m, v in pieces(p, g, state["exp_avg"], state["exp_avg_sq"]):  # cache-sized, see memory.py
+        for p, g, m, v in pieces(param, grad, state["exp_avg"], state["exp_avg_sq"]):  # cache-sized, see memory.py
             if wd != 0 and self._decoupled:
                 p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
             elif wd != 0:
@@ -347,9 +347,9 @@ def clip_grad_norm(params, max_norm: float) -> float:
 def cosine_schedule(step: int, max_lr: float, warmup_steps: int, total_steps: int, min_lr: float = 0.0) -> float:
     """The learning rate at `step` (counted from 0): linear warmup, then cosine decay, as in nanoGPT.
 
-        step < warmup_steps:             max_lr · (step + 1) / warmup_steps
-        warmup_steps ≤ step ≤ total:     min_lr + ½(1 + cos(π·r))·(max_lr − min_lr),  r = (step − warmup)/(total − warmup)
-        step > total_steps:              min_lr
+        step < warmup_steps:           max_lr · (step + 1) / warmup_steps
+        warmup_steps ≤ step ≤ total:   min_lr + ½(1 + cos(π·r))·(max_lr − min_lr),  r = (step − warmup)/(total − warmup)
+        step > total_steps:            min_lr
 
     Warmup lets Adam's second-moment estimates settle before large steps are taken; the cosine then
     lowers the rate smoothly so the weights settle into a minimum. The value is max_lr at

@@ -66,7 +66,8 @@ def _pack_optimizer(model, optimizer) -> tuple[dict, dict]:
     sd = optimizer.state_dict()
     groups, group_of = [], {}
     for g, group in enumerate(sd["param_groups"]):
-        groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": [pname[i] for i in group["params"]]})
+        groups.append({**{k: v for k, v in group.items() if k != "params"},
+                       "params": [pname[i] for i in group["params"]]})
         group_of.update({i: g for i in group["params"]})
     scalars, buffers = {}, {}
     for i, state in sd["state"].items():

@@ -52,7 +52,8 @@ def ref_attention(x, w_attn, b_attn, w_proj, b_proj, n_head, n_kv_head, causal, 
 
 def params(attn):
     a, p = attn.c_attn, attn.c_proj
-    return (a.weight.data, None if a.bias is None else a.bias.data, p.weight.data, None if p.bias is None else p.bias.data)
+    return (a.weight.data, None if a.bias is None else a.bias.data,
+            p.weight.data, None if p.bias is None else p.bias.data)
 
 
 def randomize(attn, seed=0, scale=0.5):
@@ -126,7 +127,8 @@ def test_float32_forward_stays_float32():
     x = Tensor.randn(2, 4, 8)
     y, w = attn(x, return_weights=True)
     assert y.dtype == np.float32 and w.dtype == np.float32
-    y_ref, _ = ref_attention(x.numpy().astype(np.float64), *[p.astype(np.float64) for p in params(attn)], 2, 2, True, True)
+    y_ref, _ = ref_attention(x.numpy().astype(np.float64), *[p.astype(np.float64) for p in params(attn)],
+                             2, 2, True, True)
     np.testing.assert_allclose(y.numpy(), y_ref, atol=1e-5)
 
 
@@ -190,7 +192,8 @@ def test_gqa_equals_mha_with_repeated_kv_weights(n_head, n_kv_head):
     mha = Attention(dim, n_head, dtype="float64")
     mha.c_attn.weight.data[...] = np.concatenate([w[:dim], np.repeat(wk, r, axis=0).reshape(dim, dim),
                                                   np.repeat(wv, r, axis=0).reshape(dim, dim)])
-    mha.c_attn.bias.data[...] = np.concatenate([b[:dim], np.repeat(bk, r, axis=0).ravel(), np.repeat(bv, r, axis=0).ravel()])
+    mha.c_attn.bias.data[...] = np.concatenate([b[:dim], np.repeat(bk, r, axis=0).ravel(),
+                                                np.repeat(bv, r, axis=0).ravel()])
     mha.c_proj.load_state_dict(gqa.c_proj.state_dict())
     x = Tensor(np.random.default_rng(1).standard_normal((2, 4, dim)))
     np.testing.assert_allclose(gqa(x).numpy(), mha(x).numpy(), atol=1e-12)

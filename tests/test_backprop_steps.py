@@ -276,7 +276,8 @@ def test_browser_arrow_key_and_next_button_change_the_frame(pages, tmp_path):
     if browser is None or driver_path is None:
         pytest.skip("no headless browser: needs chromium and chromedriver on PATH "
                     "(Debian: apt-get install chromium chromium-driver; .ci/run installs them)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra: pip install -e '.[test]'")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="selenium is in the test extra: pip install -e '.[test]'")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     options = webdriver.ChromeOptions()

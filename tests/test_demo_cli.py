@@ -47,7 +47,8 @@ def test_an_unknown_flag_is_one_line_and_status_2(name, capsys):
         importlib.import_module(name).main(["--no-such-flag"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.startswith(f"python demos/{name}.py: error: ") and err.count("\n") == 1, err
-    assert "--no-such-flag" in err or "the following arguments are required" in err  # sample.py first misses its checkpoint
+    # sample.py first misses its checkpoint
+    assert "--no-such-flag" in err or "the following arguments are required" in err
 
 
 @pytest.mark.parametrize("name, flags, message", [

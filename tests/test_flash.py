@@ -26,7 +26,8 @@ CASES = {  # name: (function of the inputs, input shapes)
     "multi-query": (lambda x: x.multihead_attention(3, 1, is_causal=True), [(3, 6, 10)]),
     "sdpa causal": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True), [(2, 9, 3)] * 3),
     "sdpa KV cache, 3 queries after 6 cached keys": (
-        lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True), [(2, 2, 3, 4), (2, 2, 9, 4), (2, 2, 9, 5)]),
+        lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+        [(2, 2, 3, 4), (2, 2, 9, 4), (2, 2, 9, 5)]),
     "sdpa float mask with masked columns": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=FLOAT_MASK),
                                             [(2, 7, 3), (2, 9, 3), (2, 9, 2)]),
     "sdpa bool mask per batch entry": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=BOOL_MASK),
@@ -94,7 +95,8 @@ def test_fully_masked_rows_give_zero_and_zero_gradients(tiling, create_graph):
     allowed = rng.random((2, 6, 9)) < 0.5
     allowed[0, 2] = allowed[1, 5] = allowed[1, 0] = False
     allowed[0, 3, 1] = True
-    q, k, v = (Tensor(rng.standard_normal(s), dtype=np.float64, requires_grad=True) for s in [(2, 6, 4), (2, 9, 4), (2, 9, 3)])
+    q, k, v = (Tensor(rng.standard_normal(s), dtype=np.float64, requires_grad=True)
+               for s in [(2, 6, 4), (2, 9, 4), (2, 9, 3)])
     with warnings.catch_warnings(), np.errstate(all="raise"):
         warnings.simplefilter("error")
         out = q.scaled_dot_product_attention(k, v, attn_mask=allowed)

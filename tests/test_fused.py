@@ -44,13 +44,15 @@ CASES = {  # name: (function of the inputs, input shapes)
                                         [(2, 2, 4), (2, 5, 4), (2, 5, 3)]),
     "attention bool mask": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=CAUSAL_BOOL),
                             [(5, 4), (5, 4), (5, 4)]),
-    "attention float mask": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=np.linspace(-1, 1, 25).reshape(5, 5)),
+    "attention float mask": (lambda q, k, v: q.scaled_dot_product_attention(
+                                 k, v, attn_mask=np.linspace(-1, 1, 25).reshape(5, 5)),
                              [(5, 4), (5, 4), (5, 4)]),
     "multi-head attention, causal": (lambda x: x.multihead_attention(2, is_causal=True), [(2, 5, 12)]),
     "multi-head attention, full": (lambda x: x.multihead_attention(3), [(2, 4, 18)]),
     "grouped-query attention": (lambda x: x.multihead_attention(4, 2, is_causal=True), [(2, 5, 16)]),
     "multi-query attention": (lambda x: x.multihead_attention(3, 1, is_causal=True), [(1, 4, 10)]),
-    "attention broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
+    "attention broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v),
+                                  [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
 }
 
 
@@ -157,7 +159,8 @@ def test_row_reductions_equal_numpys():
     x[1, 2, 4] = np.nan
     for axis in (-1, 1, 0):
         np.testing.assert_array_equal(array_max(x, axis), np.max(x, axis, keepdims=True))
-        np.testing.assert_array_equal(array_max(x.transpose(1, 0, 2), axis), np.max(x.transpose(1, 0, 2), axis, keepdims=True))
+        np.testing.assert_array_equal(array_max(x.transpose(1, 0, 2), axis),
+                                      np.max(x.transpose(1, 0, 2), axis, keepdims=True))
         np.testing.assert_allclose(array_sum(x, axis), np.sum(x, axis, keepdims=True), rtol=1e-14)
     assert array_sum(np.ones((2, 0)), -1).tolist() == [[0.0], [0.0]]
 
@@ -251,7 +254,8 @@ def test_pieced_float32_ops_match_a_float64_formula(name):
     params = []
     if name == "layernorm":
         w64, b64 = rng.standard_normal(700), rng.standard_normal(700)
-        params = [Tensor(w64.astype(np.float32), requires_grad=True), Tensor(b64.astype(np.float32), requires_grad=True)]
+        params = [Tensor(w64.astype(np.float32), requires_grad=True),
+                  Tensor(b64.astype(np.float32), requires_grad=True)]
         y = x.layernorm(-1, 1e-5, *params)
         x64_in = x.numpy().astype(np.float64)
         want_y, want_grads = forward(x64_in, *[p.numpy().astype(np.float64) for p in params]), None

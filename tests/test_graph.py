@@ -249,7 +249,8 @@ def test_after_a_plain_backward_the_whole_graph_is_drawn_with_every_leafs_gradie
     assert labels["AccumulateGrad b"][2] == f"‖g‖={np.linalg.norm(slope.sum(0)):.3g}"
     assert "freed" in nodes                                        # the note: intermediate norms need retain_graph
     source = draw_graph(loss).source                               # the forward drawing too, shapes and all
-    assert sorted(lines[0] for lines, _ in parse_dot(source)[0].values()) == ["Add", "Matmul", "Sum", "Tanh", "b", "w", "x"]
+    assert sorted(lines[0] for lines, _ in parse_dot(source)[0].values()) == ["Add", "Matmul", "Sum", "Tanh",
+                                                                              "b", "w", "x"]
     with pytest.raises(RuntimeError, match=r"already freed.*retain_graph=True"):
         loss.backward()                                            # drawing did not bring the graph back to life
 
@@ -307,7 +308,8 @@ def test_an_opened_backward_graph_carries_the_gradients_through_the_twin():
     loss.backward(retain_graph=True)
     grad_before = x.grad.numpy().copy()
     source = draw_graph(loss, direction="backward", show_grads=True).source
-    assert fused_boxes(source) == {"SoftmaxBackward (fused)": ["DivBackward", "ExpBackward", "SubBackward", "SumBackward"]}
+    assert fused_boxes(source) == {"SoftmaxBackward (fused)": ["DivBackward", "ExpBackward",
+                                                               "SubBackward", "SumBackward"]}
     s = np.exp(xv) / np.exp(xv).sum(-1, keepdims=True)
     dx = s * (cv - (s * cv).sum(-1, keepdims=True))
     nodes, edges, _ = parse_dot(source)
@@ -328,10 +330,12 @@ def test_an_opened_linear_shows_its_constant_input_flowing_in():
     nodes, edges, _ = parse_dot(draw_graph(loss).source)
     named = {(a, b) for a, b, _ in named_edges(nodes, edges)}
     assert {("x", "Reshape"), ("w", "Permute"), ("Permute", "Matmul"), ("b", "Add")} <= named
-    assert fused_boxes(draw_graph(loss).source) == {"Linear (fused)": ["Add", "Matmul", "Permute", "Reshape", "Reshape"]}
+    assert fused_boxes(draw_graph(loss).source) == {"Linear (fused)": ["Add", "Matmul", "Permute",
+                                                                       "Reshape", "Reshape"]}
     loss.backward(retain_graph=True)
     backward = fused_boxes(draw_graph(loss, direction="backward").source)
-    assert backward == {"LinearBackward (fused)": ["AddBackward", "MatmulBackward", "PermuteBackward", "ReshapeBackward"]}
+    assert backward == {"LinearBackward (fused)": ["AddBackward", "MatmulBackward",
+                                                   "PermuteBackward", "ReshapeBackward"]}
 
 
 def test_after_a_plain_backward_a_fused_op_is_a_closed_box_with_a_note():

@@ -43,7 +43,8 @@ def numpy_gpt2(sd, idx, n_head):
     g = lambda k: sd[k].astype(np.float64)
 
     def ln(x, p):
-        return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * g(p + ".weight") + g(p + ".bias")
+        xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        return xhat * g(p + ".weight") + g(p + ".bias")
 
     def conv1d(x, p):
         return x @ g(p + ".weight") + g(p + ".bias")

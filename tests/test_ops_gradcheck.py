@@ -179,7 +179,8 @@ case("min", [(2, 3, 4)], lambda x: x.min(axis=1), lambda x: x.min(axis=1), kind=
 case("min", [(2, 3)], lambda x: x.min(), np.min, kind="distinct")
 case("var", [(2, 3, 4)], lambda x: x.var(), lambda x: x.var(ddof=1))
 case("var", [(2, 3, 4)], lambda x: x.var(axis=-1, correction=0), lambda x: x.var(axis=-1))
-case("var", [(2, 3, 4)], lambda x: x.var(axis=(0, 2), keepdim=True), lambda x: x.var(axis=(0, 2), ddof=1, keepdims=True))
+case("var", [(2, 3, 4)], lambda x: x.var(axis=(0, 2), keepdim=True),
+     lambda x: x.var(axis=(0, 2), ddof=1, keepdims=True))
 case("std", [(2, 3, 4)], lambda x: x.std(axis=1), lambda x: x.std(axis=1, ddof=1))
 case("std", [(3, 4)], lambda x: x.std(correction=0), lambda x: x.std())
 case("std", [(3, 4)], lambda x: x.std(axis=-1, keepdim=True), lambda x: x.std(axis=-1, ddof=1, keepdims=True))
@@ -458,8 +459,9 @@ def test_gradcheck_nudges_strided_inputs_and_restores_float64_inputs():
     np.testing.assert_array_equal(w.numpy(), a)
 
 
-@pytest.mark.parametrize("index", [np.array([3, 0, 3, -1, 4, 3]), np.array([[1, 1], [0, -5]]), np.array([], dtype=np.int64),
-                                   np.arange(1, 5), np.array([-5, 1, 2]), np.array([0, 2, 2])])
+@pytest.mark.parametrize("index", [np.array([3, 0, 3, -1, 4, 3]), np.array([[1, 1], [0, -5]]),
+                                   np.array([], dtype=np.int64), np.arange(1, 5), np.array([-5, 1, 2]),
+                                   np.array([0, 2, 2])])
 def test_gather_gradient_adds_repeated_and_negative_rows(index):
     """The row scatter-add behind an embedding's gradient, against a plain Python loop."""
     table = Tensor(np.random.default_rng(0).standard_normal((5, 3)), requires_grad=True, dtype=np.float64)

@@ -202,7 +202,8 @@ def test_state_dict_contents():
     ps, opt = make_pair(lambda ps: Adam(ps, lr=0.01))
     steps(ps, opt, list(zip(grads_for((3, 2), 2), grads_for((2,), 2))))
     sd = opt.state_dict()
-    assert sd["param_groups"] == [{"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0, "params": [0, 1]}]
+    assert sd["param_groups"] == [{"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0,
+                                   "params": [0, 1]}]
     assert sd["state"][0]["step"] == 2 and sd["state"][1]["exp_avg_sq"].shape == (2,)
     assert sd["state"][0]["exp_avg"] is not opt.state[id(ps[0])]["exp_avg"]  # a copy
 
@@ -271,7 +272,8 @@ def test_clip_grad_norm_scales_to_max_norm():
 
 
 def test_clip_grad_norm_epsilon():
-    """The 1e-6 in max_norm/(‖g‖ + 1e-6) shows on tiny gradients: ‖g‖ = 1e-4 clipped to 5e-5 scales by 0.495, not 0.5."""
+    """The 1e-6 in max_norm/(‖g‖ + 1e-6) shows on tiny gradients: ‖g‖ = 1e-4 clipped to 5e-5 scales by
+    0.495, not 0.5."""
     a = Tensor(np.zeros(2), requires_grad=True)
     a.grad = Tensor(np.array([6e-5, 8e-5]))
     assert clip_grad_norm(a, 5e-5) == pytest.approx(1e-4, rel=1e-12)

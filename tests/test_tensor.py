@@ -108,7 +108,8 @@ def test_grad_is_a_tensor_after_backward():
 
 def test_repr_is_readable():
     assert repr(Tensor([1.0, 2.0])) == "Tensor([1., 2.], dtype=float32)"
-    assert repr(Tensor([1.0], requires_grad=True, name="b")) == "Tensor([1.], dtype=float32, requires_grad=True, name='b')"
+    assert (repr(Tensor([1.0], requires_grad=True, name="b"))
+            == "Tensor([1.], dtype=float32, requires_grad=True, name='b')")
     r = repr(Tensor([1.0], requires_grad=True) * 2)
     assert r.startswith("Tensor([2.]") and "grad_fn=<Mul>" in r
     big = repr(Tensor.zeros(100, 100))

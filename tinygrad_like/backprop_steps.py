@@ -265,7 +265,8 @@ def _page(title: str, frames: list, svg: str | None, initial: dict, nodes: dict)
             parts.append("<p>Every node that uses this one's output is done, so its gradient is complete. "
                          "The node applies its backward rule and hands one gradient to each parent.</p>\n")
         parts.append("<table class=\"io\">\n")
-        parts.append(f"<tr class=\"value\"><th>forward value of {e(f['name'])}</th><td class=\"v\">{e(f['value'])}</td></tr>\n")
+        parts.append(f"<tr class=\"value\"><th>forward value of {e(f['name'])}</th>"
+                     f"<td class=\"v\">{e(f['value'])}</td></tr>\n")
         parts.append(f"<tr class=\"received\"><th>receives dL/d({e(f['name'])}) {_shape(f['shape'])}</th>"
                      f"<td class=\"v\">{e(f['received'])}</td></tr>\n")
         for p in f["passed"]:
@@ -283,9 +284,11 @@ def _page(title: str, frames: list, svg: str | None, initial: dict, nodes: dict)
                          f"<td class=\"v\">{e('None' if value is None else value)}{before}</td></tr>\n")
         parts.append("</table>\n")
         if f["waiting"]:
-            parts.append("<h3>Gradients waiting (summed over the uses that have sent one)</h3>\n<table class=\"waiting\">\n")
+            parts.append("<h3>Gradients waiting (summed over the uses that have sent one)</h3>\n"
+                         "<table class=\"waiting\">\n")
             for wk, value, uses in f["waiting"]:
-                parts.append(f"<tr data-node=\"{wk}\"><th>{step_of[wk]}. {e(nodes[wk]['label'])}</th><td class=\"v\">{e(value)}</td>"
+                parts.append(f"<tr data-node=\"{wk}\"><th>{step_of[wk]}. {e(nodes[wk]['label'])}</th>"
+                             f"<td class=\"v\">{e(value)}</td>"
                              f"<td>{uses} use{'s' if uses > 1 else ''}</td></tr>\n")
             parts.append("</table>\n")
         else:

@@ -7,7 +7,7 @@ in tiles: a few batch entries × a few query rows × a span of keys, sized so th
 takes a quarter of the L2 cache (`l2_bytes`; the rest holds the second tile-sized array of backward
 and the q, k, v rows). A tile's scores are made, used and dropped while they are still in cache.
 
-Forward, per query tile, over its key spans, keeping a running row max m, sum l and output acc
+Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
 (the online softmax; one span, the usual case up to T ~ 300, needs no rescaling):
     s = q kᵀ·scale + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
     l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
@@ -165,7 +165,7 @@ def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     qs, kT = q * scale, _transposed(k, q.shape[-2])
     v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
     for (a, b), spans in tiles:
-        m = l = acc = None
+        m = row_sum = acc = None
         for c, d, masked in spans:
             s = _scores(qs, kT, mask, (a, b), (c, d), masked)
             m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
@@ -174,21 +174,21 @@ def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
             np.exp(s, out=s)                                                      # p
             pv = np.matmul(s, v[..., c:d, :])
             if m is None:
-                l, acc = array_sum(s, -1), pv
+                row_sum, acc = array_sum(s, -1), pv
             else:
                 correction = np.exp(m - shift)                                    # rescale what came before
-                l = l * correction + array_sum(s, -1)
+                row_sum = row_sum * correction + array_sum(s, -1)
                 acc = acc * correction + pv
             m = m_new
         if m is None:                                                             # every key masked
             out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
             continue
-        dead = l == 0
+        dead = row_sum == 0
         if dead.any():
-            l[dead] = np.inf                                                      # acc / inf = 0, lse = +inf
-        np.divide(acc, l, out=out[..., a:b, :])
-        np.log(l, out=l)
-        np.add(np.where(dead, 0, m), l, out=lse[..., a:b, :])
+            row_sum[dead] = np.inf                                                # acc / inf = 0, lse = +inf
+        np.divide(acc, row_sum, out=out[..., a:b, :])
+        np.log(row_sum, out=row_sum)
+        np.add(np.where(dead, 0, m), row_sum, out=lse[..., a:b, :])
 
 
 def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):

@@ -239,7 +239,9 @@ class LayerNorm(Function):
             from tinygrad_like.tensor import Tensor
             grads = _layernorm_grads_in_pieces(grad.data, self.xhat if affine else out.data, self.rstd,
                                                affine[0].data if affine else None, need)
-            return tuple(None if a is None else Tensor._make(a, None) for a in grads) if affine else Tensor._make(grads, None)
+            if not affine:
+                return Tensor._make(grads, None)
+            return tuple(None if a is None else Tensor._make(a, None) for a in grads)
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
         xhat = saved_or_rebuilt(self.xhat, lambda: x.layernorm(-1, self.eps)) if affine else out
         return by_formula(_layernorm_grads, grad, xhat, rstd, affine[0] if affine else None, need)
@@ -322,7 +324,8 @@ class Gelu(Function):
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
         dx = np.empty(x.shape, x.dtype)
         work = np.empty((2, min(x.size, PIECE)), x.dtype)                       # 1 + t and 1 − t of one piece
-        for dx_piece, g, x_piece in pieces(dx, np.ascontiguousarray(grad.data), np.ascontiguousarray(x.data), size=PIECE):
+        for dx_piece, g, x_piece in pieces(dx, np.ascontiguousarray(grad.data), np.ascontiguousarray(x.data),
+                                           size=PIECE):
             _gelu_grad(g, x_piece, dx_piece, *(w[:x_piece.size].reshape(x_piece.shape) for w in work))
         return Tensor._make(dx, None)
 

@@ -205,7 +205,8 @@ class Tensor:
             return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
         if op == "-" and (self.data.dtype == bool or isinstance(other, Tensor) and other.data.dtype == bool):
             raise TypeError(f"-: subtracting with a bool tensor is not supported (as in PyTorch); got {self.dtype} "
-                            f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, use ~ or ^ for bools")
+                            f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, "
+                            "use ~ or ^ for bools")
         if not isinstance(other, (Tensor, int, float, np.generic)):
             other = Tensor(other)
         dtype = dtypes.result_type(self.data, other.data if isinstance(other, Tensor) else other)
@@ -339,9 +340,11 @@ class Tensor:
     def linear(self, weight, bias=None):
         """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
         if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
-            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} (need (..., in) and (out, in))")
+            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} "
+                             "(need (..., in) and (out, in))")
         if bias is not None and bias.shape != weight.shape[:1]:
-            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} (need ({weight.shape[0]},))")
+            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} "
+                             f"(need ({weight.shape[0]},))")
         if state.fused:
             return fused.Linear.apply(self, weight, *(() if bias is None else (bias,)))
         y = self @ weight.T
@@ -557,9 +560,11 @@ class Tensor:
             raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
                              f"{self.shape[:-1]}, got {targets.shape}")
         if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', "
+                             f"got {reduction!r}")
         if not 0 <= label_smoothing <= 1:
-            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], "
+                             f"got {label_smoothing}")
         n_class = self.shape[-1]
         flat = targets.reshape(-1)
         keep = flat != ignore_index
