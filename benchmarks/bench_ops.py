@@ -17,7 +17,7 @@
     python benchmarks/bench_ops.py --threads 1 --clock cpu    # CPU time: steadier on a shared machine
 
 `--threads N` (default: every core) as in bench_train.py: torch.set_num_threads(N) for PyTorch; for
-ours, OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS and TINYGRAD_LIKE_THREADS (the
+ours, OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS and TINYGRAD_LIKE_NUM_THREADS (the
 engine's own thread pool) set in the worker's environment before numpy loads.
 """
 from __future__ import annotations

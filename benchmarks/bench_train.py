@@ -19,7 +19,7 @@ PyTorch's medians of the per-process medians; the spread is the min-max over rou
 `--threads N` (default: every core) gives each worker N threads: PyTorch through
 torch.set_num_threads(N); ours through the environment its process starts with, set before numpy
 loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the BLAS, and
-TINYGRAD_LIKE_THREADS for the engine's own thread pool. The table shows the thread count each
+TINYGRAD_LIKE_NUM_THREADS for the engine's own thread pool. The table shows the thread count each
 worker really got: numpy's BLAS threads for ours (threadpoolctl, when installed), torch.get_num_threads().
 """
 from __future__ import annotations

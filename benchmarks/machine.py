@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 ENV_SHOWN = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-             "TINYGRAD_LIKE_THREADS")
+             "TINYGRAD_LIKE_NUM_THREADS")
 
 
 def cpu_model() -> str:
@@ -103,7 +103,7 @@ def thread_env(threads: int) -> dict:
     """The environment for a benchmark's worker process with `threads` threads for numpy's BLAS and
     tinygrad_like's own pool: read when numpy and tinygrad_like load, so set before the process starts."""
     env = dict(os.environ)
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TINYGRAD_LIKE_THREADS"):
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TINYGRAD_LIKE_NUM_THREADS"):
         env[name] = str(threads)
     return env
 
