@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,13 @@ CONFIGS = {  # nanoGPT architecture, float32, dropout 0
     "small": dict(vocab_size=128, block_size=128, n_layer=4, n_head=4, n_embd=128, batch=16),
     "medium": dict(vocab_size=128, block_size=256, n_layer=6, n_head=6, n_embd=384, batch=8),
 }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS since it started (VmHWM). Not getrusage's ru_maxrss: Linux carries that
+    over from the parent at fork, and the parent's machine line copies a 64 MB array."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
 
 
 def rss_mb() -> float:
@@ -125,7 +131,7 @@ def run_worker(args) -> None:
         result = worker_ours(cfg, args.warmup, args.steps)
     else:
         result = worker_torch(cfg, args.warmup, args.steps, args.worker.split("-")[1], args.threads)
-    result.update(peak_gflops=peak, maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result.update(peak_gflops=peak, maxrss_mb=peak_rss_mb())
     print("RESULT " + json.dumps(result))
 
 
