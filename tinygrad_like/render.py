@@ -127,6 +127,9 @@ class Graph(graphviz.Digraph):
     def _repr_svg_(self):  # for front ends that ask per format instead of for a bundle
         return to_svg(self)
 
+    def __repr__(self):  # no memory address: stored notebook outputs stay the same from run to run
+        return f"<tinygrad_like.render.Graph {self.name!r}: .source is its DOT text, .render_to(path) draws it>"
+
     def render_to(self, path, format=None) -> pathlib.Path:
         """Render this graph to `path` (see the module-level `render`)."""
         return render(self, path, format)
