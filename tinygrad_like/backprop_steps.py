@@ -219,7 +219,12 @@ SCRIPT = """
     byId("counter").textContent = "step " + (k + 1) + " / " + n;
     byId("prev").disabled = k === 0;
     byId("next").disabled = k === n - 1;
-    if (node && node.scrollIntoView) node.scrollIntoView({block: "nearest", inline: "nearest"});
+    var pane = byId("graph");  // scroll the graph pane only: never the page, nor a notebook around it
+    if (node && pane) {
+      var r = node.getBoundingClientRect(), p = pane.getBoundingClientRect();
+      if (r.top < p.top || r.bottom > p.bottom) pane.scrollTop += r.top - p.top - (p.height - r.height) / 2;
+      if (r.left < p.left || r.right > p.right) pane.scrollLeft += r.left - p.left - (p.width - r.width) / 2;
+    }
   }
   byId("prev").onclick = function () { show(k - 1); };
   byId("next").onclick = function () { show(k + 1); };
