@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from machine import machine_line, thread_env, torch_available  # noqa: E402
+from machine import machine_line, median_seconds, torch_available, worker_result  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
 from tinygrad_like.fused import array_max, array_sum  # noqa: E402
 
@@ -53,14 +52,7 @@ HOT_OPS = {  # name: (shape of the input, shape of the floor's array: the op's l
 
 
 def median_us(fn, repeats: int, warmup: int = 50, clock=time.perf_counter) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return statistics.median(times) * 1e6
+    return median_seconds(fn, repeats, warmup, clock) * 1e6
 
 
 def ours_hot_ops(rng) -> dict:
@@ -150,11 +142,7 @@ def spawn(kind: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--threads", str(args.threads),
            "--op-repeats", str(args.op_repeats), "--clock", args.clock]
     cmd += [] if args.tune_malloc else ["--no-tune-malloc"]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
-    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
-    if out.returncode or not line:
-        raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
-    return json.loads(line[0][len("RESULT "):])
+    return worker_result(cmd, kind, args.threads)
 
 
 def overhead_rows(repeats: int, rng, results: dict) -> None:

@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from machine import blas_threads, machine_line, thread_env, torch_available  # noqa: E402
+from machine import blas_threads, machine_line, matmul_gflops, torch_available, worker_result  # noqa: E402
 
 CONFIGS = {  # nanoGPT architecture, float32, dropout 0
     "tiny": dict(vocab_size=65, block_size=32, n_layer=2, n_head=2, n_embd=32, batch=8),
@@ -57,16 +56,6 @@ def peak_rss_mb() -> float:
 def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def matmul_peak_gflops() -> float:
-    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
-    times = []
-    for _ in range(12):
-        t0 = time.perf_counter()
-        a @ a
-        times.append(time.perf_counter() - t0)
-    return 2 * 1024**3 / statistics.median(times[2:]) / 1e9
 
 
 def time_steps(step, warmup: int, steps: int) -> list[float]:
@@ -126,7 +115,7 @@ def run_worker(args) -> None:
     if args.tune_malloc:
         tune_malloc()
     cfg = CONFIGS[args.config]
-    peak = matmul_peak_gflops()
+    peak = matmul_gflops()
     if args.worker == "ours":
         result = worker_ours(cfg, args.warmup, args.steps)
     else:
@@ -139,11 +128,7 @@ def spawn(kind: str, config: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--config", config, "--steps", str(args.steps),
            "--warmup", str(args.warmup), "--threads", str(args.threads)]
     cmd += [] if args.tune_malloc else ["--no-tune-malloc"]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=thread_env(args.threads))
-    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
-    if out.returncode or not line:
-        raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
-    return json.loads(line[0][len("RESULT "):])
+    return worker_result(cmd, kind, args.threads)
 
 
 def main(argv=None) -> dict:

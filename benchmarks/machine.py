@@ -17,12 +17,14 @@ the kernels OpenBLAS picks, are shown when set.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -59,14 +61,15 @@ def blas() -> str:
         return "unknown (no threadpoolctl)"
 
 
-def _median_seconds(fn, repeats: int, warmup: int = 2) -> float:
+def median_seconds(fn, repeats: int, warmup: int = 2, clock=time.perf_counter) -> float:
+    """The median time of `repeats` calls of fn, after `warmup` untimed ones (clock: any seconds counter)."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times)
 
 
@@ -74,20 +77,20 @@ def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
     """numpy's float32 (n, n) @ (n, n) in GFLOP/s (2n³ flops), median of `repeats`."""
     a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
     out = np.empty_like(a)
-    return 2 * n**3 / _median_seconds(lambda: np.matmul(a, a, out=out), repeats) / 1e9
+    return 2 * n**3 / median_seconds(lambda: np.matmul(a, a, out=out), repeats) / 1e9
 
 
 def copy_gbs(megabytes: int = 64, repeats: int = 7) -> float:
     """Bytes read plus bytes written per second, in GB/s, by np.copyto of a `megabytes` float32 array."""
     src = np.ones(megabytes * 2**20 // 4, np.float32)
     dst = np.zeros_like(src)
-    return 2 * src.nbytes / _median_seconds(lambda: np.copyto(dst, src), repeats) / 1e9
+    return 2 * src.nbytes / median_seconds(lambda: np.copyto(dst, src), repeats) / 1e9
 
 
 def tiny_call_us(repeats: int = 2000) -> float:
     """Median time of `a + b` on two 2x2 float32 arrays, in microseconds."""
     a = b = np.ones((2, 2), np.float32)
-    return _median_seconds(lambda: a + b, repeats, warmup=100) * 1e6
+    return median_seconds(lambda: a + b, repeats, warmup=100) * 1e6
 
 
 def blas_threads() -> int | None:
@@ -106,6 +109,17 @@ def thread_env(threads: int) -> dict:
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TINYGRAD_LIKE_NUM_THREADS"):
         env[name] = str(threads)
     return env
+
+
+def worker_result(cmd: list, kind: str, threads: int) -> dict:
+    """Run a benchmark's worker process (`cmd`, from the repository root, with `threads` threads) and
+    return the JSON it printed on its "RESULT " line; its stderr in the error if it has none."""
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=thread_env(threads))
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+    if out.returncode or not line:
+        raise RuntimeError(f"{kind} worker failed:\n{out.stderr[-3000:]}")
+    return json.loads(line[0][len("RESULT "):])
 
 
 def torch_available() -> bool:
