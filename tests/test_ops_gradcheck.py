@@ -276,14 +276,28 @@ def inputs_for(shapes, kind, seed=0):
     return arrays, [Tensor(a.copy(), requires_grad=True) for a in arrays]
 
 
-@pytest.mark.parametrize("op, shapes, fn, ref, kind", [c for c in CASES if c.values[3] is not None])
-def test_forward_matches_numpy(op, shapes, fn, ref, kind):
+def check_forward_matches_numpy(shapes, fn, ref, kind):
+    """fn on float64 Tensors equals the numpy reference `ref` on the same arrays, dtype and shape too."""
     arrays, tensors = inputs_for(shapes, kind)
     out = fn(*tensors)
     expected = np.asarray(ref(*arrays))
     assert out.dtype == np.float64
     assert out.shape == expected.shape
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def check_every_input_gets_a_finite_gradient_of_its_shape(shapes, fn, kind):
+    """`.sum().backward()` through fn leaves every input a finite float64 .grad of the input's shape."""
+    _, tensors = inputs_for(shapes, kind)
+    fn(*tensors).sum().backward()
+    for t in tensors:
+        assert t.grad is not None and t.grad.shape == t.shape and t.grad.dtype == np.float64
+        assert np.isfinite(t.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("op, shapes, fn, ref, kind", [c for c in CASES if c.values[3] is not None])
+def test_forward_matches_numpy(op, shapes, fn, ref, kind):
+    check_forward_matches_numpy(shapes, fn, ref, kind)
 
 
 @pytest.mark.parametrize("op, shapes, fn, ref, kind", CASES)
@@ -294,11 +308,7 @@ def test_gradcheck(op, shapes, fn, ref, kind):
 
 @pytest.mark.parametrize("op, shapes, fn, ref, kind", CASES)
 def test_backward_gives_every_input_a_gradient_of_its_shape(op, shapes, fn, ref, kind):
-    _, tensors = inputs_for(shapes, kind)
-    fn(*tensors).sum().backward()
-    for t in tensors:
-        assert t.grad is not None and t.grad.shape == t.shape and t.grad.dtype == np.float64
-        assert np.isfinite(t.grad.numpy()).all()
+    check_every_input_gets_a_finite_gradient_of_its_shape(shapes, fn, kind)
 
 
 @pytest.mark.parametrize("op, shapes, fn, ref, kind", CASES)
