@@ -42,10 +42,6 @@ def _norm(array) -> str:
     return f"‖g‖={float(np.sqrt(np.sum(np.square(array, dtype=np.float64)))):.3g}"
 
 
-def _is_freed(ctx) -> bool:
-    return getattr(ctx, "freed", False)
-
-
 def _key(t) -> int:
     """A drawn node is an op (shared by every skeleton of its output) or a leaf tensor."""
     return id(t._ctx) if t._ctx is not None else id(t)
@@ -212,7 +208,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             where = (opener.boxes[box][1], box) if box else (_leaf_scope(t), None)
             nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
             continue
-        lost = lost or _is_freed(ctx) and (show_grads and direction == "backward" or show_values and data is None)
+        lost = lost or ctx.freed and (show_grads and direction == "backward" or show_values and data is None)
         name = type(ctx).__name__ + ("Backward" if direction == "backward" else "")
         label = [name]
         if t.name:

@@ -89,7 +89,7 @@ def has_twin(ctx) -> bool:
 
 def can_rebuild(ctx) -> bool:
     """A twin can be built while the node still holds its parents and options (not freed by backward)."""
-    return has_twin(ctx) and not getattr(ctx, "freed", False)
+    return has_twin(ctx) and not ctx.freed
 
 
 def rebuild(ctx, parents=None) -> Tensor:
@@ -98,7 +98,7 @@ def rebuild(ctx, parents=None) -> Tensor:
     if not has_twin(ctx):
         raise ValueError(f"rebuild: {type(ctx).__name__} is not a fused op with a composed twin "
                          f"(those are {', '.join(sorted(op.__name__ for op in TWINS))})")
-    if getattr(ctx, "freed", False):
+    if ctx.freed:
         raise ValueError(f"rebuild: the inputs of {type(ctx).__name__} were freed by backward(); "
                          "pass retain_graph=True to backward() to keep them")
     prev, state.scope = state.scope, ctx.scope
