@@ -173,6 +173,7 @@ def test_gelu_backward_in_cache_sized_pieces_equals_whole():
     np.testing.assert_allclose(plain.numpy(), recorded.numpy(), rtol=0, atol=1e-12)
 
 
+PIECED_TARGETS = np.array([[0, -1, 6, 3, 1], [2, 2, -1, 5, 4], [6, 0, 1, -1, 3]])  # (3, 5), -1 ignored
 FAR_ROW = Tensor(np.where(np.arange(105).reshape(3, 5, 7) < 7, 100.0, 0.0))  # row 0 is 100 above the rest
 
 PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose rows do not split evenly
@@ -185,6 +186,13 @@ PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose row
     "gelu": (lambda x: x.gelu(), [(3, 5, 7)]),
     "softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).softmax(-1), [(3, 5, 7)]),
     "log_softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).log_softmax(-1), [(3, 5, 7)]),
+    "cross-entropy, every row": (lambda x: x.sparse_categorical_crossentropy(PIECED_TARGETS % 7), [(3, 5, 7)]),
+    "cross-entropy, ignore, label smoothing, none": (lambda x: (x + FAR_ROW.reshape(15, 7))
+                                                     .sparse_categorical_crossentropy(PIECED_TARGETS.reshape(-1),
+                                                                                      label_smoothing=0.1,
+                                                                                      reduction="none"), [(15, 7)]),
+    "cross-entropy, ignore, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
+        PIECED_TARGETS, label_smoothing=0.3, reduction="sum"), [(3, 5, 7)]),
 }
 
 

@@ -362,25 +362,31 @@ class CrossEntropy(Function):
     reduction "mean" (over the chosen rows), "sum", or "none": (N,) with 0 at rows not chosen.
 
     Backward: d logits = (softmax(x) − (1 − ε)·onehot − ε/C) · g_row on the chosen rows, 0 elsewhere,
-    with g_row = g / M, g, or g[row].
+    with g_row = g / M, g, or g[row]. Both run on cache-sized pieces of whole rows; the target
+    distribution is never built as an array, except for a recorded (create_graph) backward.
     """
     def forward(self, logits, rows, targets, reduction="mean", label_smoothing=0.0):
-        self.rows, self.reduction = rows, reduction
+        self.rows, self.targets, self.reduction, self.smoothing = rows, targets, reduction, label_smoothing
         self.every_row = len(rows) == logits.shape[0]
-        x = logits if self.every_row else logits[rows]                        # (M, C)
-        shifted = x - array_max(x, -1)                                        # x − m ≤ 0
-        self.probs = np.exp(shifted)
-        sums = array_sum(self.probs, -1)                                      # Σ exp(x − m) ≥ 1, (M, 1)
-        self.probs /= sums
-        lse = np.log(sums[:, 0])                                              # lse(x) − m
+        x = np.ascontiguousarray(logits if self.every_row else logits[rows])  # (M, C)
+        self.probs = np.empty(x.shape, x.dtype)
+        shift, log_sums = np.empty((2, len(rows), 1), x.dtype)               # m, log Σ exp(x − m)
+        mean_shifted = np.empty((len(rows), 1), x.dtype) if label_smoothing else None
+        for x_rows, p_rows, m, log_sum, *mean in row_pieces(x, self.probs, shift, log_sums,
+                                                             *(() if mean_shifted is None else (mean_shifted,)),
+                                                             size=PIECE):
+            np.copyto(m, array_max(x_rows, -1))
+            np.subtract(x_rows, m, out=p_rows)                                # x − m ≤ 0
+            if mean:
+                np.multiply(array_sum(p_rows, -1), x.dtype.type(1 / x.shape[-1]), out=mean[0])
+            np.exp(p_rows, out=p_rows)
+            sums = array_sum(p_rows, -1)                                      # Σ exp(x − m) ≥ 1
+            p_rows /= sums
+            np.log(sums, out=log_sum)
         at = np.arange(len(rows))
-        losses = lse - shifted[at, targets]                                   # lse(x) − x[target]
-        self.goal = np.zeros(x.shape, dtype=x.dtype)                          # the target distribution
-        self.goal[at, targets] = 1
+        losses = log_sums[:, 0] - (x[at, targets] - shift[:, 0])             # lse(x) − x[target]
         if label_smoothing:
-            losses = (1 - label_smoothing) * losses + label_smoothing * (lse - shifted.mean(-1))
-            self.goal *= 1 - label_smoothing
-            self.goal += label_smoothing / x.shape[-1]
+            losses = (1 - label_smoothing) * losses + label_smoothing * (log_sums - mean_shifted)[:, 0]
         self.count = max(len(rows), 1)
         if reduction == "none":
             out = np.zeros(logits.shape[0], dtype=logits.dtype)
@@ -389,15 +395,43 @@ class CrossEntropy(Function):
         total = losses.sum()
         return np.asarray(total / self.count if reduction == "mean" else total, dtype=logits.dtype)
 
+    def goal(self) -> np.ndarray:
+        """The target distribution (M, C): (1 − ε)·onehot + ε/C."""
+        goal = np.zeros(self.probs.shape, self.probs.dtype)
+        goal[np.arange(len(self.rows)), self.targets] = 1
+        if self.smoothing:
+            goal *= 1 - self.smoothing
+            goal += self.smoothing / goal.shape[-1]
+        return goal
+
     def backward(self, grad, out):
         from tinygrad_like.ops import ScatterAdd
+        from tinygrad_like.tensor import Tensor
         logits = self.parents[0]
-        chosen = logits if self.every_row else logits[self.rows]
-        probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
         scale = {"mean": lambda g: g / self.count, "sum": lambda g: g,
                  "none": lambda g: g[self.rows].reshape(-1, 1)}[self.reduction]
-        d = by_formula(lambda p, g: (p - self.goal) * scale(g), probs, grad)  # (M, C)
+        if state.grad_enabled:
+            chosen = logits if self.every_row else logits[self.rows]
+            probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
+            d = by_formula(lambda p, g: (p - self.goal()) * scale(g), probs, grad)   # (M, C)
+        else:
+            d = Tensor._make(self._grad_in_pieces(scale(grad.data)), None)
         return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
+
+    def _grad_in_pieces(self, scale: np.ndarray) -> np.ndarray:
+        """(probs − goal) · scale, the goal's (1 − ε)·onehot + ε/C applied where it is not 0 instead of
+        being built: ε/C subtracted everywhere (when ε > 0), the one-hot part at each row's target."""
+        p, eps, kind = self.probs, self.smoothing, self.probs.dtype.type
+        at = np.arange(len(self.rows))
+        p_target = p[at, self.targets]
+        d = np.empty(p.shape, p.dtype)
+        scale = np.asarray(scale, p.dtype)
+        for p_rows, d_rows, *s in row_pieces(p, d, *(() if scale.ndim == 0 else (scale,)), size=PIECE):
+            np.subtract(p_rows, kind(eps / p.shape[-1]), out=d_rows) if eps else np.copyto(d_rows, p_rows)
+            d_rows *= s[0] if s else scale
+        goal_target = kind(1 - eps) + kind(eps / p.shape[-1]) if eps else kind(1)
+        d[at, self.targets] = (p_target - goal_target) * (scale if scale.ndim == 0 else scale[:, 0])
+        return d
 
 
 class Attention(Function):
