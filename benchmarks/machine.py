@@ -4,15 +4,16 @@ machine of the same kind: less memory bandwidth per core, a slower BLAS).
 
     python benchmarks/machine.py
 
-    machine: AMD EPYC, 2 cores | numpy 2.4.6, BLAS openblas 0.3.31.188.0 (SkylakeX, 2 threads)
-             | matmul f32 1024² 174 GFLOP/s | copy 64 MB 22.3 GB/s | tiny numpy call 0.38 us
-    (one line; wrapped here. On the same machine busy with other jobs: 11 GFLOP/s, 2.5 GB/s.)
+    machine: AMD EPYC, 2 cores, L2 1024 KiB | numpy 2.4.6, BLAS openblas 0.3.31.188.0 (SkylakeX, 2 threads)
+             | matmul f32 1024² 174 GFLOP/s | copy 64 MB 22.3 GB/s | tiny numpy call 0.38 us | load 0.12
+    (one line; wrapped here. On the same machine busy with other jobs: 11 GFLOP/s, 2.5 GB/s, load 3.1.)
 
 The three measured figures bound most of what the benchmarks see: the float32 matmul peak of
 numpy's BLAS (what Linear and attention can reach), memory bandwidth, as the bytes read plus written
 per second by a copy of a 64 MB float32 array (what every elementwise pass over an array larger than
 the cache can reach), and the median time of `a + b` on two 2x2 float32 arrays (the floor under the
-per-op overhead of a Python autograd engine). OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which change
+per-op overhead of a Python autograd engine). The L2 size sets attention's tiles (tinygrad_like/flash.py);
+the load average says whether other processes shared the cores. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which change
 the kernels OpenBLAS picks, are shown when set.
 """
 from __future__ import annotations
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ENV_SHOWN = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
              "TINYGRAD_LIKE_NUM_THREADS")
@@ -127,11 +130,22 @@ def torch_available() -> bool:
     return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
 
+def load_average() -> str:
+    """The 1-minute load average before the benchmark starts: above ~0.5 per core, other processes
+    share the cores and every figure after it is suspect (BLAS threads slow down most)."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:  # not on every platform
+        return "unknown"
+
+
 def machine_line() -> str:
+    from tinygrad_like.flash import l2_bytes
     env = " | ".join(f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ)
-    return (f"machine: {cpu_model()}, {os.cpu_count()} cores | numpy {np.__version__}, BLAS {blas()} "
-            f"| matmul f32 1024² {matmul_gflops():.0f} GFLOP/s | copy 64 MB {copy_gbs():.1f} GB/s "
-            f"| tiny numpy call {tiny_call_us():.2f} us" + (f" | {env}" if env else ""))
+    load = load_average()
+    return (f"machine: {cpu_model()}, {os.cpu_count()} cores, L2 {l2_bytes() >> 10} KiB | numpy {np.__version__}, "
+            f"BLAS {blas()} | matmul f32 1024² {matmul_gflops():.0f} GFLOP/s | copy 64 MB {copy_gbs():.1f} GB/s "
+            f"| tiny numpy call {tiny_call_us():.2f} us | load {load}" + (f" | {env}" if env else ""))
 
 
 if __name__ == "__main__":

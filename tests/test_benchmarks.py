@@ -2,6 +2,7 @@
 speed is measured by running them, never by a timed unit test)."""
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ def test_machine_line_names_the_blas_and_the_measured_figures(monkeypatch):
     assert line.startswith("machine: ") and "cores" in line and "BLAS" in line
     assert "GFLOP/s" in line and "GB/s" in line and "tiny numpy call" in line
     assert "OPENBLAS_CORETYPE=Haswell" in line
+    assert re.search(r"cores, L2 \d+ KiB \|", line) and re.search(r"\| load (\d+\.\d\d|unknown)", line)
 
 
 def test_bench_generate_reports_both_paths_per_context():
