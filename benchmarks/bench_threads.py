@@ -1,14 +1,22 @@
-"""Experiment: do threads over cache-sized pieces speed up the fused elementwise ops? numpy's ufuncs
-release the GIL, so two threads can each run the chain of in-place steps on their own pieces.
+"""What a second thread buys, part by part, and what eight would buy, on paper.
 
-    python benchmarks/bench_threads.py [--threads 2] [--rounds 30]
+    python benchmarks/bench_threads.py [--rounds 7] [--cores 8]
 
-Times GELU forward and backward (B=16, T=128, 512 wide) and softmax forward and backward over
-attention scores (16, 4, 128, 128), the per-piece steps of tinygrad_like/fused.py, run once piece
-after piece and once on a private ThreadPoolExecutor, alternated round by round in this process,
-with numpy's BLAS held to one thread (threadpoolctl, when installed; the row sums are products with
-ones). Prints the medians and serial / threaded. The library keeps threads only where this is
-measured faster on a quiet machine: on a busy one (other processes holding the cores) threads lose.
+1. Each kind of work in a training step of the small config (B=16, T=128, 4 heads of 32, 128 wide),
+   forward and backward, on 1 thread and on 2, alternated round by round in this process (medians):
+   - matmuls: the four Linear products of a block (c_attn, c_proj, c_fc, mlp c_proj), on numpy's BLAS
+     with 1 thread and with 2 (threadpoolctl);
+   - attention: `MultiHeadAttention`, whose chunks of batch entries run on the engine's pool
+     (`tinygrad_like.set_num_threads`, BLAS held to 1 thread inside);
+   - elementwise: GELU's chain of in-place steps over (16, 128, 512), the pieces split into one run of
+     neighbours per thread on a private pool. numpy's ufuncs let go of the GIL, but each of the ~20
+     calls per piece takes it back: this is the experiment behind keeping these chains on one thread.
+2. One step of the small config on 1 thread, split by what each op is (time inside every Function's
+   forward and backward; the rest, Python between ops, the optimizer and the embedding, is "other").
+3. On paper, for `--cores` threads (Amdahl): each kind's time divided by its speedup there, the
+   speedup at N threads taken as N times the efficiency measured at 2 (speedup at 2 / 2): generous to
+   threads, since efficiency falls as threads are added. Elementwise work and "other" stay at 1x,
+   as they run on one thread in this engine.
 """
 from __future__ import annotations
 
@@ -16,8 +24,8 @@ import argparse
 import statistics
 import sys
 import time
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -26,77 +34,182 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from machine import machine_line  # noqa: E402
-from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u, array_max, array_sum  # noqa: E402
-from tinygrad_like.memory import pieces, row_pieces  # noqa: E402
+from tinygrad_like import Tensor, pool  # noqa: E402
+from tinygrad_like.function import Function  # noqa: E402
+from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u  # noqa: E402
+from tinygrad_like.memory import pieces  # noqa: E402
+
+B, T, N_HEAD, C = 16, 128, 4, 128
+KINDS = {"Linear": "matmul", "MultiHeadAttention": "attention", "Gelu": "elementwise",
+         "LayerNorm": "elementwise", "CrossEntropy": "elementwise", "Add": "elementwise"}
 
 
-def gelu_forward(piece):
-    y, x = piece
-    _tanh_u(x, out=y)
-    y += 1
-    y *= x
-    y *= 0.5
+def blas_limit(threads: int):
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(threads, user_api="blas")
 
 
-def gelu_backward(piece):
-    dx, g, x = piece
-    _gelu_grad(g, x, dx, np.empty_like(x), np.empty_like(x))
+def matmul_work(rng):
+    """The Linear products of one block, forward and backward: y = x Wᵀ, dx = g W, dW = gᵀ x."""
+    shapes = [(C, 3 * C), (C, C), (C, 4 * C), (4 * C, C)]                    # (in, out)
+    arrays = [(rng.standard_normal((B * T, i), np.float32), rng.standard_normal((o, i), np.float32),
+               rng.standard_normal((B * T, o), np.float32)) for i, o in shapes]
+
+    def run():
+        for x, w, g in arrays:
+            x @ w.T, g @ w, g.T @ x
+    return run
 
 
-def softmax_forward(piece):
-    x, y = piece
-    np.subtract(x, array_max(x, -1), out=y)
-    np.exp(y, out=y)
-    y /= array_sum(y, -1)
+def attention_work(rng):
+    qkv = Tensor(rng.standard_normal((B, T, 3 * C), np.float32), requires_grad=True)
+    g = np.ones((B, T, C), np.float32)
+
+    def run():
+        qkv.grad = None
+        qkv.multihead_attention(N_HEAD, is_causal=True).backward(g)
+    return run
 
 
-def softmax_backward(piece):
-    g, y, dx = piece
-    np.multiply(g, y, out=dx)
-    np.subtract(g, array_sum(dx, -1), out=dx)
-    dx *= y
+def gelu_work(rng, executor_for):
+    """GELU forward and backward in cache-sized pieces, the pieces cut into one run per thread."""
+    x, g = (rng.standard_normal((B, T, 4 * C), np.float32) for _ in range(2))
+    y, dx = np.empty_like(x), np.empty_like(x)
+
+    def forward_run(run):
+        for y_piece, x_piece in run:
+            _tanh_u(x_piece, out=y_piece)
+            y_piece += 1
+            y_piece *= x_piece
+            y_piece *= 0.5
+
+    def backward_run(run):
+        work = np.empty((2, PIECE), x.dtype)
+        for dx_piece, g_piece, x_piece in run:
+            _gelu_grad(g_piece, x_piece, dx_piece, *(w[:x_piece.size].reshape(x_piece.shape) for w in work))
+
+    def in_runs(task, items, threads):
+        bounds = [len(items) * i // threads for i in range(threads + 1)]
+        list(executor_for(threads).map(task, [items[bounds[i]:bounds[i + 1]] for i in range(threads)]))
+
+    def run(threads):
+        in_runs(forward_run, list(pieces(y, x, size=PIECE)), threads)
+        in_runs(backward_run, list(pieces(dx, g, x, size=PIECE)), threads)
+    return run
+
+
+def speedups(rounds: int, rng) -> dict:
+    """kind -> (ms on 1 thread, ms on 2 threads), medians over alternated rounds."""
+    executors = {n: ThreadPoolExecutor(n) for n in (1, 2)}
+    matmul, attention, gelu = matmul_work(rng), attention_work(rng), gelu_work(rng, executors.__getitem__)
+    times = defaultdict(list)
+    for _ in range(rounds):
+        for threads in (1, 2):
+            with blas_limit(threads):
+                times["matmul", threads].append(timed(matmul))
+            with blas_limit(1):
+                pool.set_num_threads(threads)
+                times["attention", threads].append(timed(attention))
+                pool.set_num_threads(1)
+                times["elementwise", threads].append(timed(lambda: gelu(threads)))
+    for executor in executors.values():
+        executor.shutdown()
+    return {kind: (statistics.median(times[kind, 1]), statistics.median(times[kind, 2]))
+            for kind in ("matmul", "attention", "elementwise")}
+
+
+def timed(fn, repeats: int = 5) -> float:
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - t0) / repeats * 1e3
+
+
+def step_split(steps: int) -> dict:
+    """kind -> ms per step of the small config on 1 thread ("other": the step minus every op's time)."""
+    from models.gpt import GPT, GPTConfig
+    from nn.optim import AdamW
+    Tensor.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=128, block_size=T, n_layer=4, n_head=N_HEAD, n_embd=C))
+    opt = AdamW(model.parameters(), lr=3e-4)
+    rng = np.random.default_rng(0)
+    x, y = (rng.integers(0, 128, (B, T)) for _ in range(2))
+    spent = defaultdict(float)
+    originals = {}
+
+    def timing(cls, name, method):
+        def wrapper(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                spent[KINDS.get(cls.__name__, "elementwise")] += time.perf_counter() - t0
+        return wrapper
+
+    for cls in every_subclass(Function):
+        for name in ("forward", "backward"):
+            if name in cls.__dict__:
+                originals[cls, name] = cls.__dict__[name]
+                setattr(cls, name, timing(cls, name, cls.__dict__[name]))
+
+    def step():
+        opt.zero_grad()
+        model(x, y)[1].backward()
+        opt.step()
+    try:
+        with blas_limit(1):
+            step()
+            spent.clear()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                step()
+            total = time.perf_counter() - t0
+    finally:
+        for (cls, name), method in originals.items():
+            setattr(cls, name, method)
+    split = {kind: s / steps * 1e3 for kind, s in spent.items()}
+    split["other"] = total / steps * 1e3 - sum(split.values())
+    return split
+
+
+def every_subclass(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from every_subclass(sub)
+
+
+def on_paper(split: dict, gains: dict, cores: int) -> float:
+    """The step's speedup on `cores` threads by Amdahl, each kind's speedup there being cores times
+    its efficiency measured at 2 threads (kinds without a measurement stay at 1x)."""
+    serial = sum(split.values())
+    parallel = sum(ms / max(1.0, cores * (gains[kind][0] / gains[kind][1]) / 2) if kind in gains else ms
+                   for kind, ms in split.items())
+    return serial / parallel
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=5, help="steps of the small config for the split")
+    ap.add_argument("--cores", type=int, default=8, help="threads for the estimate on paper")
     args = ap.parse_args(argv)
     print(machine_line())
     rng = np.random.default_rng(0)
-    x, g = (rng.standard_normal((16, 128, 512)).astype(np.float32) for _ in range(2))
-    s, gs = (rng.standard_normal((16, 4, 128, 128)).astype(np.float32) for _ in range(2))
-    out = {k: np.empty_like(a) for k, a in (("y", x), ("dx", x), ("p", s), ("ds", s))}
-    jobs = {
-        "gelu forward+backward": [(gelu_forward, lambda: pieces(out["y"], x, size=PIECE)),
-                                  (gelu_backward, lambda: pieces(out["dx"], g, x, size=PIECE))],
-        "softmax forward+backward": [(softmax_forward, lambda: row_pieces(s, out["p"], size=PIECE)),
-                                     (softmax_backward, lambda: row_pieces(gs, out["p"], out["ds"], size=PIECE))],
-    }
-    pool = ThreadPoolExecutor(args.threads)
-    serial = lambda fn, parts: [fn(p) for p in parts]
-    threaded = lambda fn, parts: list(pool.map(fn, parts))
-    try:
-        from threadpoolctl import threadpool_limits
-        one_blas_thread = threadpool_limits(1, user_api="blas")
-    except ImportError:
-        one_blas_thread = nullcontext()
-    results = {}
-    with one_blas_thread:
-        for name, steps in jobs.items():
-            times = {"serial": [], "threaded": []}
-            for _ in range(args.rounds):
-                for kind, run in (("serial", serial), ("threaded", threaded)):
-                    t0 = time.perf_counter()
-                    for fn, parts in steps:
-                        run(fn, parts())
-                    times[kind].append((time.perf_counter() - t0) * 1e3)
-            ms = {k: statistics.median(v) for k, v in times.items()}
-            results[name] = ms
-            print(f"{name:26s} serial {ms['serial']:7.3f} ms | {args.threads} threads {ms['threaded']:7.3f} ms "
-                  f"| serial / threaded {ms['serial'] / ms['threaded']:5.2f}")
-    pool.shutdown()
-    return results
+    gains = speedups(args.rounds, rng)
+    print(f"\nforward+backward at the small config's shapes, median of {args.rounds} alternated rounds:")
+    for kind, (one, two) in gains.items():
+        print(f"  {kind:12s} 1 thread {one:7.3f} ms | 2 threads {two:7.3f} ms | speedup {one / two:4.2f}")
+    split = step_split(args.steps)
+    total = sum(split.values())
+    parts = sorted(split.items(), key=lambda kv: -kv[1])
+    print(f"\nthe small config's step on 1 thread: {total:.1f} ms = "
+          + ", ".join(f"{kind} {ms:.1f} ({ms / total:.0%})" for kind, ms in parts))
+    kept = {kind: gains[kind] for kind in ("matmul", "attention")}                # elementwise stays serial
+    estimate = {n: on_paper(split, kept, n) for n in (2, args.cores)}
+    print(f"on paper (Amdahl; matmul and attention at the efficiency measured at 2 threads, the rest on one "
+          f"thread): step speedup {estimate[2]:.2f}x on 2 threads, {estimate[args.cores]:.2f}x on {args.cores}")
+    return dict(speedups=gains, split=split, on_paper=estimate)
 
 
 if __name__ == "__main__":

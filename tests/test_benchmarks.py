@@ -54,7 +54,18 @@ def test_bench_train_runs_ours_in_a_worker_process(tune):
     assert row["ms"] > 0 and row["tok_s"] > 0 and row["maxrss_mb"] > 0 and 0 < row["mfu"] < 1
 
 
-def test_bench_threads_times_serial_and_threaded_pieces():
-    results = load("bench_threads").main(["--rounds", "1"])
-    assert set(results) == {"gelu forward+backward", "softmax forward+backward"}
-    assert all(r["serial"] > 0 and r["threaded"] > 0 for r in results.values())
+def test_bench_threads_times_each_kind_on_one_and_two_threads_and_estimates_more():
+    bench = load("bench_threads")
+    results = bench.main(["--rounds", "1", "--steps", "1", "--cores", "4"])
+    assert set(results["speedups"]) == {"matmul", "attention", "elementwise"}
+    assert all(one > 0 and two > 0 for one, two in results["speedups"].values())
+    assert {"matmul", "attention", "elementwise", "other"} <= set(results["split"])
+    assert set(results["on_paper"]) == {2, 4}
+
+
+def test_bench_threads_estimate_is_amdahls_law():
+    """Half the step parallel at efficiency 0.75 (1.5x on 2 threads), half serial: on 4 threads the parallel
+    half runs 3x faster, so the step takes 0.5 + 0.5 / 3 = 2/3 of its time."""
+    on_paper = load("bench_threads").on_paper
+    assert on_paper({"matmul": 50.0, "other": 50.0}, {"matmul": (3.0, 2.0)}, 4) == pytest.approx(1.5)
+    assert on_paper({"matmul": 50.0, "other": 50.0}, {"matmul": (3.0, 2.0)}, 2) == pytest.approx(100 / (50 + 50 / 1.5))
