@@ -82,8 +82,10 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     own = g not in handed_out and g.data.flags.owndata and g.data.flags.writeable
                     node.grad = g if own or create_graph else type(g)._make(g.data.copy(), None)
                     handed_out.add(g)
-                else:
+                elif create_graph:
                     node.grad = node.grad + g
+                else:  # plain arrays, as for grads below
+                    node.grad = type(g)._make(node.grad.data + g.data, None)
                 if retain_graph:
                     node._last_grad = g.data  # kept for draw_graph(show_grads=True)
                 if on_step is not None:
