@@ -239,3 +239,53 @@ def test_a_freed_graph_keeps_small_values_as_copies_that_pin_nothing():
     (product,) = y._ctx.parents
     leaf, constant = product._ctx.parents
     assert leaf is w and constant.data.tolist() == [0.0, 1.0] and constant.data.base is None
+
+
+def test_the_walk_takes_tensors_newest_first_and_each_after_all_its_users():
+    """backprop walks tensors in the reverse of the order they were made (Tensor._seq): every tensor
+    after all the tensors computed from it, whatever order the graph's edges list them in."""
+    from tinygrad_like.autograd import backprop
+    x = Tensor([1.0, 2.0], requires_grad=True, name="x")
+    a = x * 2.0                      # made first, used last
+    b = x.exp()
+    c = b * a + a                    # uses a twice and b once
+    walked = []
+    backprop([c.sum()], [Tensor(1.0)], on_step=lambda node, g, passed: walked.append(node))
+    made = [x, a, b, c]
+    assert [t for t in walked if any(t is m for m in made)] == [c, b, a, x]
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]) * (2 * np.array([1.0, 2.0]) + 2) + 2, rtol=1e-6)
+
+
+def test_a_deep_copy_shares_creation_numbers_and_still_backprops():
+    import copy
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = copy.deepcopy(x)             # the same _seq as x: ties between them are broken by id
+    (x * y + y * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [4.0, 5.0])
+
+
+def test_a_tensor_that_only_gets_none_gradients_is_still_freed():
+    """A rule may send no gradient to an input that requires one; that input's own graph must still
+    be freed by backward (its arrays would otherwise stay held by the skeleton)."""
+    from tinygrad_like.function import Function
+
+    class PassX(Function):           # x + y with y treated as a constant
+        def forward(self, x, y): return x + y
+        def backward(self, grad, out): return grad, None
+
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    h = x.exp()
+    PassX.apply(x, h).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+    assert h._ctx.freed
+
+
+def test_accumulating_into_an_existing_grad_gives_a_new_array_of_the_sum():
+    x = Tensor([1.0, -2.0], requires_grad=True)
+    (x * 2.0).sum().backward()
+    first = x.grad
+    (x * x).sum().backward()
+    assert x.grad is not first and x.grad.data is not first.data and not x.grad.requires_grad
+    np.testing.assert_array_equal(first.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0 + 2.0, 2.0 - 4.0])

@@ -145,6 +145,8 @@ def test_float32_stays_float32_and_close_to_the_whole_scores_formula(tiling):
 
 def test_two_threads_give_the_numbers_of_one(monkeypatch):
     pytest.importorskip("threadpoolctl")
+    from tinygrad_like import pool
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)                # share even these small scores between the threads
     monkeypatch.setattr(flash, "QUERY_TILE", 4)
     monkeypatch.setattr(flash, "TILE_BYTES", 4 * 8 * 2 * 8)
     x = Tensor(rng.standard_normal((6, 11, 24)), requires_grad=True)
@@ -159,6 +161,18 @@ def test_two_threads_give_the_numbers_of_one(monkeypatch):
         results.append((out.numpy(), dx.numpy()))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_small_attention_stays_on_one_thread():
+    """Below pool.MIN_BYTES of scores, handing chunks to a second thread costs more than it gives: one chunk."""
+    from tinygrad_like import pool
+    tinygrad_like.set_num_threads(2)
+    try:
+        assert pool.threads_for(pool.MIN_BYTES - 1) == 1 and pool.threads_for(pool.MIN_BYTES) == 2
+        assert flash.plan((8, 2), 32, 32, 4)[0] == 8                           # the tiny config: 64 KB of scores
+        assert flash.plan((16, 4), 128, 128, 4)[0] <= 8                        # the small config: 4 MB, two chunks
+    finally:
+        tinygrad_like.set_num_threads(1)
 
 
 def test_thread_count_must_be_positive():

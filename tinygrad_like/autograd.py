@@ -1,114 +1,136 @@
-"""Reverse-mode autodiff: order the graph, then walk it backwards applying each op's backward rule.
+"""Reverse-mode autodiff: walk the graph from the loss back to the leaves, newest tensor first, applying
+each op's backward rule.
 
-Two phases, as in micrograd: (1) a topological order of the graph, built iteratively so that a chain
-of 100,000 ops does not hit Python's recursion limit; (2) a walk over it in reverse, accumulating the
-gradient of every node before passing it on to the node's parents.
+Every Tensor gets a number when it is made (`Tensor._seq`, from one counter), and a tensor is always
+made after the tensors it is computed from. So walking tensors from the highest number down reaches each
+one after every tensor computed from it, which is when its gradient is complete: the forward pass played
+backwards, like a tape (PyTorch's engine orders its nodes by such a sequence number too). The walk keeps
+the tensors that have received a gradient in a heap and takes the newest each time; a tensor joins the
+heap when its first gradient arrives, so no separate pass has to sort the graph before the walk.
 """
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
-from tinygrad_like.function import check_finite, enable_grad, no_grad, state
+from tinygrad_like.function import check_finite, state
 
 
 def toposort(roots) -> list:
-    """Tensors reachable from `roots` through ops that need gradients, each after all of its parents.
-
-    A depth-first walk with an explicit stack of (node, its parents still to visit): a node is placed
-    once every parent is, the last parent's subtree first."""
-    order, seen = [], set()
-    for root in roots:
-        if id(root) in seen:
+    """Every tensor reachable from `roots` through tensors that require grad, oldest first: the order
+    backprop walks them in, reversed. An error if backward already freed the op of one of them."""
+    found, stack = set(), list(roots)
+    while stack:                                   # an explicit stack: a chain of 100,000 ops needs no recursion
+        t = stack.pop()
+        if t in found:
             continue
-        seen.add(id(root))
-        stack = [(root, _parents(root))]
-        while stack:
-            node, parents = stack[-1]
-            for p in parents:
-                if p.requires_grad and id(p) not in seen:
-                    seen.add(id(p))
-                    stack.append((p, _parents(p)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
+        found.add(t)
+        if t._ctx is not None:
+            if t._ctx.freed:
+                _freed_error(t._ctx)
+            stack.extend(p for p in t._ctx.parents if p.requires_grad)
+    return sorted(found, key=_walk_key, reverse=True)
 
 
-def _parents(node):
-    """An iterator over the parents of `node`, last first; an error if backward already freed its op."""
-    ctx = node._ctx
-    if ctx is None:
-        return iter(())
-    if ctx.freed:
-        raise RuntimeError(
-            f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
-            "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
-    return reversed(ctx.parents)
+def _walk_key(t) -> tuple:
+    """Newest first; a copy of a tensor (copy.deepcopy) keeps its number, so id() breaks the tie."""
+    return (-t._seq, -id(t))
+
+
+def _freed_error(ctx) -> None:
+    raise RuntimeError(
+        f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
+        "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
 
 
 def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, on_step=None) -> dict:
     """Propagate `root_grads` from `roots` to the leaves.
 
-    Returns {id(tensor): gradient} for `inputs` when given (the `grad()` function); otherwise
+    Returns {tensor: gradient} for `inputs` when given (the `grad()` function); otherwise
     accumulates into the `.grad` of every leaf that requires grad (the `backward()` method).
     `on_step(node, g, passed)`, when given, is called once per node the walk processes, in the walk's
     order: g is the gradient the node received (summed over its uses), `passed` the [(parent, gradient)]
     it handed on (empty for a leaf, whose `.grad` is already updated). `backprop_steps` draws from it.
     """
-    order = toposort(roots)
-    wanted = None if inputs is None else {id(t) for t in inputs}
-    grads, handed_out = {}, {id(g) for g in root_grads}
+    wanted = None if inputs is None else set(inputs)
+    grads, ready = {}, []         # {tensor: its gradient so far}; the heap of tensors to walk, by _walk_key
     for root, g in zip(roots, root_grads):
-        grads[id(root)] = grads[id(root)] + g if id(root) in grads else g
+        if root in grads:
+            grads[root] = grads[root] + g
+        else:
+            grads[root] = g
+            heapq.heappush(ready, (*_walk_key(root), root))
+    handed_out = set(root_grads)  # gradients some leaf or the caller holds: a leaf's .grad must be a copy of them
     found, anomaly, skeletons = {}, state.detect_anomaly, {}
-    with (enable_grad() if create_graph else no_grad()):
-        for node in reversed(order):
-            g = grads.pop(id(node), None)
-            if g is None:
-                if node._ctx is not None and not retain_graph:
-                    node._ctx.free(skeletons)  # no gradient reached it, but its arrays must go all the same
-                continue
-            if wanted is not None and id(node) in wanted:
-                found[id(node)] = g
-            if retain_graph:
-                node._last_grad = g.data  # kept for draw_graph(show_grads=True)
+    recording, state.grad_enabled = state.grad_enabled, create_graph  # the rules' own ops form a graph only for create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[-1]
+            g = grads.pop(node)           # complete: every tensor made from node has been walked
             ctx = node._ctx
-            if ctx is None:
-                if wanted is None and node.grad is None:
+            if ctx is None:               # a leaf
+                if g is None:
+                    continue
+                if wanted is not None:
+                    if node in wanted:
+                        found[node] = g
+                elif node.grad is None:
                     # .grad must be an array of its own (optimizers update it in place): copy g when it is
-                    # a view (of a broadcast, a reshape, ...) or was already handed to another leaf or given
-                    # by the caller. A fresh result, like a matmul's, is kept without paying for a copy.
-                    own = g.data.flags.owndata and g.data.flags.writeable and id(g) not in handed_out
-                    node.grad = g if own or create_graph else type(g)._make(np.array(g.data), None)
-                    handed_out.add(id(g))
-                elif wanted is None:
+                    # a view (of a broadcast, a reshape, ...) or was already handed out. A fresh result,
+                    # like a matmul's, is kept without paying for a copy.
+                    own = g not in handed_out and g.data.flags.owndata and g.data.flags.writeable
+                    node.grad = g if own or create_graph else type(g)._make(g.data.copy(), None)
+                    handed_out.add(g)
+                elif create_graph:
                     node.grad = node.grad + g
+                else:  # plain arrays, as for grads below
+                    node.grad = type(g)._make(node.grad.data + g.data, None)
+                if retain_graph:
+                    node._last_grad = g.data  # kept for draw_graph(show_grads=True)
                 if on_step is not None:
                     on_step(node, g, [])
                 continue
-            parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
-            if not isinstance(parent_grads, tuple):
-                parent_grads = (parent_grads,)
+            if ctx.freed:
+                _freed_error(ctx)
+            if g is None:  # only rules that sent it no gradient reached it: it passes none on, but is walked (and freed)
+                parent_grads = (None,) * len(ctx.parents)
+            else:
+                if wanted is not None and node in wanted:
+                    found[node] = g
+                if retain_graph:
+                    node._last_grad = g.data
+                parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
+                if not isinstance(parent_grads, tuple):
+                    parent_grads = (parent_grads,)
             passed = []
             for p, pg in zip(ctx.parents, parent_grads):
-                if pg is None or not p.requires_grad:
+                if not p.requires_grad:
                     continue
-                if anomaly:
-                    check_finite(ctx, pg.data, "backward gradient")
-                if pg.data.dtype != p.data.dtype:
-                    pg = pg.cast(p.dtype)
-                passed.append((p, pg))
-                if id(p) not in grads:
-                    grads[id(p)] = pg
+                if pg is not None:
+                    if anomaly:
+                        check_finite(ctx, pg.data, "backward gradient")
+                    if pg.data.dtype != p.data.dtype:
+                        pg = pg.cast(p.dtype)
+                    if on_step is not None:
+                        passed.append((p, pg))
+                if p not in grads:            # p's first gradient: p joins the walk
+                    grads[p] = pg
+                    heapq.heappush(ready, (-p._seq, -id(p), p))   # (_walk_key(p), p), written out: once per edge
+                elif pg is None:
+                    pass
+                elif grads[p] is None:
+                    grads[p] = pg
                 elif create_graph:
-                    grads[id(p)] = grads[id(p)] + pg
+                    grads[p] = grads[p] + pg
                 else:  # plain arrays: the sum needs no graph, so skip the Tensor op
-                    grads[id(p)] = type(pg)._make(grads[id(p)].data + pg.data, None)
-            if on_step is not None:
+                    grads[p] = type(pg)._make(grads[p].data + pg.data, None)
+            if on_step is not None and g is not None:
                 on_step(node, g, passed)
             if not retain_graph:
                 ctx.free(skeletons)
+    finally:
+        state.grad_enabled = recording
     return found
 
 

@@ -63,7 +63,8 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     tq = max(1, min(tq, Tq))
     span = max(tq, budget // (per_pair * tq))
     chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
-    return min(chunk, -(-batch[0] // pool.get_num_threads())), tq, span              # a chunk for every thread
+    threads = pool.threads_for(math.prod(batch) * Tq * Tk * itemsize)               # 1 when the scores are small
+    return min(chunk, -(-batch[0] // threads)), tq, span                              # a chunk for every thread
 
 
 def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):

@@ -142,20 +142,20 @@ class Function:
         Tensors. Each parent is replaced by what a drawing needs of it: a leaf that requires grad (a
         parameter, which its owner holds anyway) stays itself, so its .grad can be shown; any other
         Tensor becomes a `Skeleton` (shape, dtype, name, scope, its own op), and its array goes as soon
-        as nothing else holds it. `skeletons` ({id: (tensor, skeleton)}, one per backward) lets a
+        as nothing else holds it. `skeletons` ({tensor: skeleton}, one per backward) lets a
         tensor used by several ops keep one skeleton. Walking a freed node again is an error
-        (autograd.toposort)."""
+        (autograd.backprop)."""
         parents, scope = self.parents, self.scope
         self.__dict__.clear()
-        self.parents = tuple(p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons) for p in parents)
+        self.parents = tuple([p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons) for p in parents])
         self.freed, self.scope = True, scope
 
 
 def _skeleton_of(t, skeletons: dict) -> Skeleton:
-    kept = skeletons.get(id(t))
-    if kept is None:  # the tensor is kept in the dict too, so that its id is not reused during this backward
-        kept = skeletons[id(t)] = (t, Skeleton(t))
-    return kept[1]
+    kept = skeletons.get(t)
+    if kept is None:
+        kept = skeletons[t] = Skeleton(t)
+    return kept
 
 
 class Skeleton:

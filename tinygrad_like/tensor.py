@@ -8,6 +8,7 @@ composition by tests/test_fused.py); inside `with composed():` they run the comp
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -16,6 +17,9 @@ from tinygrad_like import dtypes, fused, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
 from tinygrad_like.function import Function, current_scope, no_grad, state
+
+
+_made = itertools.count()  # Tensor._seq
 
 
 def _shape_args(shape) -> tuple:
@@ -37,7 +41,7 @@ class Tensor:
     array([2., 4., 6.], dtype=float32)
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "name", "scope", "_last_grad", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "name", "scope", "_last_grad", "_seq", "__weakref__")
     __array_priority__ = 1000  # so that numpy_array * tensor calls Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
@@ -56,13 +60,20 @@ class Tensor:
                             "(integer tensors hold indices; convert with .float() first if you meant values)")
         self.data, self.grad, self.requires_grad, self._ctx = array, None, requires_grad, None
         self.name, self.scope, self._last_grad = name, current_scope(), None
+        self._seq = next(_made)  # the order tensors are made in, which backward walks in reverse (autograd.py)
 
     @classmethod
     def _make(cls, data: np.ndarray, ctx) -> "Tensor":
         """Fast path for op outputs: no conversion, no checks."""
         t = cls.__new__(cls)
-        t.data, t.grad, t.requires_grad, t._ctx = data, None, ctx is not None, ctx
-        t.name, t.scope, t._last_grad = None, ctx.scope if ctx is not None else "", None
+        t.data = data
+        t.grad = None
+        t.requires_grad = ctx is not None
+        t._ctx = ctx
+        t.name = None
+        t.scope = ctx.scope if ctx is not None else ""
+        t._last_grad = None
+        t._seq = next(_made)
         return t
 
     # ------------------------------------------------------------ creation
@@ -128,7 +139,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def __hash__(self): return id(self)
+    __hash__ = object.__hash__  # by identity (defining __eq__ would remove it): tensors key the dicts of backward
 
     def __iter__(self):
         """Over the first axis, as PyTorch: a (3, 4) tensor yields three (4,) tensors."""
@@ -651,7 +662,8 @@ class Tensor:
                 raise RuntimeError(f"backward: output of shape {self.shape} is not a scalar; reduce it first "
                                    "(e.g. .sum()) or pass gradient= with the same shape")
             gradient = Tensor._make(np.ones_like(self.data), None)
-        gradient = _as_gradient(gradient, self)
+        else:
+            gradient = _as_gradient(gradient, self)
         backprop([self], [gradient], retain_graph=retain_graph or create_graph, create_graph=create_graph)
 
 
@@ -742,7 +754,7 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     found = backprop(outputs, seeds, retain_graph=retain, create_graph=create_graph, inputs=inputs)
     result = []
     for i, t in enumerate(inputs):
-        g = found.get(id(t))
+        g = found.get(t)
         if g is None and not allow_unused:
             raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not used to compute the outputs; "
                                "pass allow_unused=True to get None for it")
