@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import heapq
 
-import numpy as np
-
 from tinygrad_like.function import check_finite, state
 
 
@@ -63,7 +61,8 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
             heapq.heappush(ready, (*_walk_key(root), root))
     handed_out = set(root_grads)  # gradients some leaf or the caller holds: a leaf's .grad must be a copy of them
     found, anomaly, skeletons = {}, state.detect_anomaly, {}
-    recording, state.grad_enabled = state.grad_enabled, create_graph  # the rules' own ops form a graph only for create_graph
+    # the rules' own ops form a graph only for create_graph
+    recording, state.grad_enabled = state.grad_enabled, create_graph
     try:
         while ready:
             node = heapq.heappop(ready)[-1]
@@ -93,7 +92,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 continue
             if ctx.freed:
                 _freed_error(ctx)
-            if g is None:  # only rules that sent it no gradient reached it: it passes none on, but is walked (and freed)
+            if g is None:  # only rules that sent it no gradient reached it: it passes none on, but is freed
                 parent_grads = (None,) * len(ctx.parents)
             else:
                 if wanted is not None and node in wanted:

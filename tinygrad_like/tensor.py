@@ -18,7 +18,6 @@ from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
 from tinygrad_like.function import Function, current_scope, no_grad, state
 
-
 _made = itertools.count()  # Tensor._seq
 
 
