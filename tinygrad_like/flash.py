@@ -4,8 +4,10 @@ idea, in numpy), for the fused ops `Attention` and `MultiHeadAttention` (fused.p
 Built whole, the scores (..., Tq, Tk) of every head are 4 MB at B=16, nh=4, T=128 in float32, and the
 forward and backward walk them about eight times: through main memory, each time. Here the work goes
 in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
-takes a quarter of the L2 cache (`l2_bytes`; the rest holds the second tile-sized array of backward
-and the q, k, v rows). A tile's scores are made, used and dropped while they are still in cache.
+takes half of the L2 cache (`l2_bytes`). A tile's scores are made, used and dropped while they are
+still in cache, or nearly: backward holds two tile-sized arrays, p and ds, and so fills L2, but halving
+the tiles doubles the numpy calls, which cost more than that (measured at B=16, 4 heads, T=128:
+2 threads 7.1 -> 6.0 ms; 1 thread the same).
 
 Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
 (the online softmax; one span, the usual case up to T ~ 500, needs no rescaling):
@@ -29,7 +31,7 @@ import numpy as np
 
 from tinygrad_like import pool
 
-TILE_BYTES: int | None = None  # bytes of one tile of scores; None: a quarter of L2 (tests set it small)
+TILE_BYTES: int | None = None  # bytes of one tile of scores; None: half of L2 (tests set it small)
 QUERY_TILE: int | None = None  # query rows per tile; None: 32 (tests set it small)
 
 
@@ -56,7 +58,7 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     rows: the smaller the tile, the more of a causal triangle is skipped, but below 32 rows the calls
     and row-by-row steps cost more than that saves (measured at B=16, 4 heads, T=128). Key spans are as
     wide as the rest of the budget allows, all keys when they fit."""
-    budget = TILE_BYTES or l2_bytes() // 4
+    budget = TILE_BYTES or l2_bytes() // 2
     per_pair = max(1, math.prod(batch[1:]) * itemsize)                             # bytes of one score, all heads
     tq = max(1, min(QUERY_TILE or 32, Tq))
     span = max(tq, budget // (per_pair * tq))
@@ -100,7 +102,7 @@ def tiling(mask: np.ndarray | None, batch: tuple, Tq: int, Tk: int, itemsize: in
     """(batch entries per chunk, tiles) for attention with this mask: `plan` and `key_spans`, or one
     tile of everything when all the scores fit in one tile's budget (decoding with a KV cache: one
     query row), which saves their cost on every call."""
-    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 4):
+    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 2):
         return batch[0], [((0, Tq), [(0, Tk, mask is not None)] if Tk else [])]
     chunk, tq, span = plan(batch, Tq, Tk, itemsize)
     return chunk, key_spans(mask, Tq, Tk, tq, span)
