@@ -10,7 +10,7 @@ the tiles doubles the numpy calls, which cost more than that (measured at B=16, 
 2 threads 7.1 -> 6.0 ms; 1 thread the same).
 
 Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
-(the online softmax; one span, the usual case up to T ~ 500, needs no rescaling):
+(the online softmax; one span, the usual case up to T of several hundred, needs no rescaling):
     s = q (kᵀ·scale) + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
     l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
 Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
