@@ -15,6 +15,7 @@ rng = np.random.default_rng(1)
 
 FLOAT_MASK = np.linspace(-3, 3, 7 * 9).reshape(7, 9)
 FLOAT_MASK[:, 6:] = -np.inf                               # a band of masked keys: whole tiles skipped
+LATE_MASK = np.arange(9)[None, :] >= np.array([[0], [1], [1], [7]])   # row 3 sees keys 7 and 8 only
 FLOAT_MASK_16 = np.linspace(-3, 3, 16 * 20).reshape(16, 20)
 FLOAT_MASK_16[:, 13:] = -np.inf
 BOOL_MASK = rng.random((2, 1, 7, 9)) < 0.6
@@ -36,6 +37,8 @@ CASES = {  # name: (function of the inputs, input shapes)
                                        [(2, 3, 7, 4), (2, 3, 9, 4), (2, 3, 9, 4)]),
     "sdpa broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
                              [(2, 3, 8, 4), (1, 3, 8, 4), (3, 8, 4)]),
+    "sdpa rows whose first key spans are all masked": (  # the online softmax starts from m = −inf there
+        lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=LATE_MASK), [(2, 4, 3), (2, 9, 3), (2, 9, 2)]),
     # from 16 query rows on, kᵀ·scale is a contiguous copy (flash._scaled): these cases take that path
     "causal, 18 rows": (lambda x: x.multihead_attention(2, is_causal=True), [(2, 18, 12)]),
     "grouped-query, 17 rows": (lambda x: x.multihead_attention(4, 2, is_causal=True), [(2, 17, 16)]),
