@@ -154,9 +154,8 @@ def _scores(q, kT, mask, rows, keys, masked: bool):
 def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
     """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk.
 
-    q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), all with the same number of axes;
-    mask (.., Tq, Tk) additive or None; out (N, ..., Tq, dv) and
-    lse (N, ..., Tq, 1) may be strided views."""
+    q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
+    all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
     pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
                                       _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
              range(0, out.shape[0], chunk))
