@@ -11,7 +11,9 @@
    each op's time the median of `--op-repeats` runs, then the median over rounds. Next to ours, the
    numpy floor: one np.multiply(a, b, out=c) over an array of the op's largest operand's size, the
    least one pass over that memory can cost; an elementwise op whose forward and backward read and
-   write it a few times costs a few floors.
+   write it a few times costs a few floors. Below the table, attention next to its FLOP time: its six
+   dense matmuls (forward q kᵀ and p v, backward dv, dp, dq, dk; 2·B·nh·T·T·hs flops each) at numpy's
+   float32 matmul peak with the same threads, measured in the worker (machine.matmul_gflops).
 
     python benchmarks/bench_ops.py [--repeats 2000] [--rounds 3] [--op-repeats 20] [--threads 2]
     python benchmarks/bench_ops.py --threads 1 --clock cpu    # CPU time: steadier on a shared machine
@@ -35,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from machine import machine_line, median_seconds, torch_available, worker_result  # noqa: E402
+from machine import machine_line, matmul_gflops, median_seconds, torch_available, worker_result  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
 from tinygrad_like.fused import array_max, array_sum  # noqa: E402
 
@@ -49,6 +51,7 @@ HOT_OPS = {  # name: (shape of the input, shape of the floor's array: the op's l
     "cross-entropy": ((B * T, VOCAB), (B * T, VOCAB)),
     "linear": ((B, T, C), (B, T, 4 * C)),
 }
+ATTENTION_FLOPS = 6 * 2 * B * N_HEAD * T * T * HS  # six dense (B, nh, T, T) matmuls, causal tiles counted too
 
 
 def median_us(fn, repeats: int, warmup: int = 50, clock=time.perf_counter) -> float:
@@ -135,6 +138,7 @@ def run_worker(args) -> None:
     if args.worker == "ours":
         result.update({f"floor {name}": floor_us(shape, args.op_repeats, clock)
                        for name, (_, shape) in HOT_OPS.items()})
+        result["matmul GFLOP/s"] = matmul_gflops()
     print("RESULT " + json.dumps(result))
 
 
@@ -206,6 +210,12 @@ def hot_op_rows(args) -> dict:
         rows[name] = dict(ours_ms=ours, torch_ms=torch_ms, floor_ms=floor)
         t_text = f"{torch_ms:8.3f} {ours / torch_ms:6.2f}" if torch_ms else f"{'-':>8s} {'-':>6s}"
         print(f"  {name:14s} {str(shape):16s} {ours:8.3f} {t_text} {floor:9.3f} {ours / floor:10.1f}")
+    gflops = med["ours"]["matmul GFLOP/s"]
+    flop_ms = ATTENTION_FLOPS / gflops / 1e6
+    rows["attention"].update(flop_ms=flop_ms, gflops=gflops)
+    print(f"  attention's FLOP time: 6 matmuls x {ATTENTION_FLOPS / 6e6:.1f} MFLOP at numpy's float32 matmul "
+          f"peak with {args.threads} threads ({gflops:.0f} GFLOP/s) = {flop_ms:.3f} ms; "
+          f"ours {rows['attention']['ours_ms'] / flop_ms:.2f}x that")
     return rows
 
 

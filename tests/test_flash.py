@@ -15,6 +15,9 @@ rng = np.random.default_rng(1)
 
 FLOAT_MASK = np.linspace(-3, 3, 7 * 9).reshape(7, 9)
 FLOAT_MASK[:, 6:] = -np.inf                               # a band of masked keys: whole tiles skipped
+LATE_MASK = np.arange(9)[None, :] >= np.array([[0], [1], [1], [7]])   # row 3 sees keys 7 and 8 only
+FLOAT_MASK_16 = np.linspace(-3, 3, 16 * 20).reshape(16, 20)
+FLOAT_MASK_16[:, 13:] = -np.inf
 BOOL_MASK = rng.random((2, 1, 7, 9)) < 0.6
 BOOL_MASK[..., 0] = True                                  # every row sees a key
 
@@ -34,6 +37,15 @@ CASES = {  # name: (function of the inputs, input shapes)
                                        [(2, 3, 7, 4), (2, 3, 9, 4), (2, 3, 9, 4)]),
     "sdpa broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
                              [(2, 3, 8, 4), (1, 3, 8, 4), (3, 8, 4)]),
+    "sdpa rows whose first key spans are all masked": (  # the online softmax starts from m = −inf there
+        lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=LATE_MASK), [(2, 4, 3), (2, 9, 3), (2, 9, 2)]),
+    # from 16 query rows on, kᵀ·scale is a contiguous copy (flash._scaled): these cases take that path
+    "causal, 18 rows": (lambda x: x.multihead_attention(2, is_causal=True), [(2, 18, 12)]),
+    "grouped-query, 17 rows": (lambda x: x.multihead_attention(4, 2, is_causal=True), [(2, 17, 16)]),
+    "sdpa float mask, 16 rows": (lambda q, k, v: q.scaled_dot_product_attention(k, v, attn_mask=FLOAT_MASK_16),
+                                 [(2, 16, 3), (2, 20, 3), (2, 20, 2)]),
+    "sdpa broadcast batch, 16 rows": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+                                      [(2, 3, 16, 4), (1, 3, 16, 4), (3, 16, 5)]),
 }
 
 TILINGS = {  # name: (QUERY_TILE, TILE_BYTES): small tiles, so that key spans and chunks are many
@@ -63,13 +75,16 @@ def test_small_tiles_make_several_spans_and_chunks(monkeypatch):
     assert (chunk, rows, span) == (1, 2, 2)
     tiles = flash.causal_spans(7, rows, span, np.dtype(np.float64))
     assert [len(spans) for _, spans in tiles] == [1, 2, 3, 4]         # the online softmax meets up to 4
-    assert tiles[1] == ((2, 4), [(0, 2, None), (2, 4, (2, 4))])      # keys 4-5, above the diagonal: skipped
+    assert tiles[1] == ((2, 4), [(0, 2, False), (2, 4, True)])      # keys 4-5, above the diagonal: skipped
 
 
 def test_spans_add_the_mask_only_where_it_is_not_0(monkeypatch):
     monkeypatch.setattr(flash, "QUERY_TILE", 2)
-    tiles = flash.key_spans(np.where(np.tril(np.ones((6, 6), bool)), 0.0, -np.inf), 6, 6, 2, 6)
-    assert tiles == [((0, 2), [(0, 2, (0, 2))]), ((2, 4), [(0, 4, (2, 4))]), ((4, 6), [(0, 6, (4, 6))])]
+    causal = np.where(np.tril(np.ones((6, 6), bool)), 0.0, -np.inf)
+    assert flash.key_spans(causal, 6, 6, 2, 2) == [((0, 2), [(0, 2, True)]),
+                                                   ((2, 4), [(0, 2, False), (2, 4, True)]),
+                                                   ((4, 6), [(0, 2, False), (2, 4, False), (4, 6, True)])]
+    assert flash.key_spans(causal, 6, 6, 2, 6)[2] == ((4, 6), [(0, 6, True)])   # joined: masked as a whole
 
 
 def test_tile_sizes_fit_the_budget():
@@ -77,7 +92,7 @@ def test_tile_sizes_fit_the_budget():
     for batch, T, itemsize in [((16, 4), 128, 4), ((8, 6), 256, 4), ((1, 1), 2048, 8), ((64, 12), 1024, 8)]:
         chunk, rows, span = flash.plan(batch, T, T, itemsize)
         heads = int(np.prod(batch[1:]))
-        assert chunk * heads * rows * min(T, span) * itemsize <= flash.l2_bytes() // 4 or chunk == 1 and rows <= 8
+        assert chunk * heads * rows * min(T, span) * itemsize <= flash.l2_bytes() // 2 or chunk == 1 and rows <= 32
 
 
 def sdpa_by_hand(q, k, v, allowed):

@@ -4,16 +4,18 @@ idea, in numpy), for the fused ops `Attention` and `MultiHeadAttention` (fused.p
 Built whole, the scores (..., Tq, Tk) of every head are 4 MB at B=16, nh=4, T=128 in float32, and the
 forward and backward walk them about eight times: through main memory, each time. Here the work goes
 in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
-takes a quarter of the L2 cache (`l2_bytes`; the rest holds the second tile-sized array of backward
-and the q, k, v rows). A tile's scores are made, used and dropped while they are still in cache.
+takes half of the L2 cache (`l2_bytes`). A tile's scores are made, used and dropped while they are
+still in cache, or nearly: backward holds two tile-sized arrays, p and ds, and so fills L2, but halving
+the tiles doubles the numpy calls, which cost more than that (measured at B=16, 4 heads, T=128:
+2 threads 7.1 -> 6.0 ms; 1 thread the same).
 
 Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
-(the online softmax; one span, the usual case up to T ~ 300, needs no rescaling):
-    s = q kᵀ·scale + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
+(the online softmax; one span, the usual case up to T of several hundred, needs no rescaling):
+    s = q (kᵀ·scale) + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
     l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
 Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
-between forward and backward), with D = Σ g⊙out per row:
-    p = exp(s − lse),  dv += pᵀ g,  ds = p ⊙ (g vᵀ − D),  dq += ds k·scale,  dk += dsᵀ q·scale
+between forward and backward). With g' = g·scale and D' = Σ g'⊙out per row:
+    p = exp(s − lse),  dv += pᵀ g,  ds' = p ⊙ (g' vᵀ − D') (= ds·scale),  dq += ds' k,  dk += ds'ᵀ q
 Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
 whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
 
@@ -29,8 +31,8 @@ import numpy as np
 
 from tinygrad_like import pool
 
-TILE_BYTES: int | None = None  # bytes of one tile of scores; None: a quarter of L2 (tests set it small)
-QUERY_TILE: int | None = None  # query rows per tile; None: from TILE_BYTES (tests set it small)
+TILE_BYTES: int | None = None  # bytes of one tile of scores; None: half of L2 (tests set it small)
+QUERY_TILE: int | None = None  # query rows per tile; None: 32 (tests set it small)
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,15 +54,13 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
 
     Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
-    one batch entry alone need more), with at least one chunk per thread of the pool. The query tile is
-    half the side of the square that fits (a power of two), so that causal tiles above the diagonal can be
-    skipped; key spans are as wide as the rest of the budget allows, all keys when they fit."""
-    budget = TILE_BYTES or l2_bytes() // 4
-    heads = math.prod(batch[1:])
-    per_pair = max(1, heads * itemsize)
-    side = int((budget / per_pair) ** 0.5)
-    tq = QUERY_TILE or max(8, 1 << max(0, side.bit_length() - 2))
-    tq = max(1, min(tq, Tq))
+    one batch entry alone need more), with at least one chunk per thread of the pool. Query tiles have 32
+    rows: the smaller the tile, the more of a causal triangle is skipped, but below 32 rows the calls
+    and row-by-row steps cost more than that saves (measured at B=16, 4 heads, T=128). Key spans are as
+    wide as the rest of the budget allows, all keys when they fit."""
+    budget = TILE_BYTES or l2_bytes() // 2
+    per_pair = max(1, math.prod(batch[1:]) * itemsize)                             # bytes of one score, all heads
+    tq = max(1, min(QUERY_TILE or 32, Tq))
     span = max(tq, budget // (per_pair * tq))
     chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
     threads = pool.threads_for(math.prod(batch) * Tq * Tk * itemsize)               # 1 when the scores are small
@@ -69,12 +69,13 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
 
 def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     """For each query tile (start, stop): the key spans it must see, [(start, stop, masked)], masked
-    being the keys (from, to) of the span where the mask is not 0, None where it is 0 throughout.
+    being False where the mask is 0 throughout the span (then it is not added).
 
     Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
     cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
-    are joined into spans at most `span` wide. The mask is added to the scores only on the masked keys
-    (for causal attention: the diagonal unit)."""
+    are joined into spans at most `span` wide. A span with a masked unit (for causal attention: the
+    diagonal one) gets the mask added over all its keys: one pass over whole rows costs less than one
+    over a part of each row (measured)."""
     unit = min(span, QUERY_TILE or max(tq, 32))
     starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
     dead = [[False] * len(starts)] * len(rows)
@@ -85,19 +86,16 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
         dead, free = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
     tiles = []
     for i, a in enumerate(rows.tolist()):
-        b = min(a + tq, Tq)
         spans = []
         for c, gone, zero in zip(starts.tolist(), dead[i], free[i]):
             if gone:
                 continue
             d = min(c + unit, Tk)
-            masked = None if zero else (c, d)
             if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
-                start, _, before = spans[-1]
-                spans[-1] = (start, d, (before[0], d) if before and masked else before or masked)
+                spans[-1] = (spans[-1][0], d, spans[-1][2] or not zero)
             else:
-                spans.append((c, d, masked))
-        tiles.append(((a, b), spans))
+                spans.append((c, d, not zero))
+        tiles.append(((a, min(a + tq, Tq)), spans))
     return tiles
 
 
@@ -105,8 +103,8 @@ def tiling(mask: np.ndarray | None, batch: tuple, Tq: int, Tk: int, itemsize: in
     """(batch entries per chunk, tiles) for attention with this mask: `plan` and `key_spans`, or one
     tile of everything when all the scores fit in one tile's budget (decoding with a KV cache: one
     query row), which saves their cost on every call."""
-    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 4):
-        return batch[0], [((0, Tq), [(0, Tk, None if mask is None else (0, Tk))] if Tk else [])]
+    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 2):
+        return batch[0], [((0, Tq), [(0, Tk, mask is not None)] if Tk else [])]
     chunk, tq, span = plan(batch, Tq, Tk, itemsize)
     return chunk, key_spans(mask, Tq, Tk, tq, span)
 
@@ -128,26 +126,30 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
     return a.sum(axes, keepdims=True) if axes else a
 
 
-def _scores(qs, kT, mask, rows, keys, masked):
-    """One tile of scores: (q·scale) kᵀ over the key span, plus the mask on its masked keys."""
-    (a, b), (c, d) = rows, keys
-    s = np.matmul(qs[..., a:b, :], kT[..., c:d])
-    if masked:
-        e, f = masked
-        part = s[..., e - c:f - c]
-        m = mask[..., a:b, e:f]
-        if np.broadcast_shapes(part.shape, m.shape) == part.shape:
-            part += m
-        else:                                                                     # a mask with more batch axes
-            s = s + mask[..., a:b, c:d]
-    return s
+def _scaled(q, k, scale):
+    """(q', k'ᵀ) with q' k'ᵀ = q kᵀ·scale. The scale goes into a contiguous copy of kᵀ: BLAS multiplies
+    by a contiguous one at full speed, by a transposed view at about 60% (measured for 64×32 @ 32×128
+    in float32). For a few query rows (decoding with a KV cache) that copy would cost more than it
+    saves: then the scale goes into q and kᵀ stays a view."""
+    if q.shape[-2] < 16:
+        return q * scale, np.swapaxes(k, -1, -2)
+    kT = np.empty(k.shape[:-2] + k.shape[:-3:-1], np.result_type(k, scale))
+    return q, np.multiply(np.swapaxes(k, -1, -2), scale, out=kT)
 
 
 def _transposed(a, rows: int):
-    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it: BLAS
-    multiplies by a contiguous one at full speed, by a transposed view at about 60% (measured for
-    64×32 @ 32×128 in float32); for a few rows (decoding) the copy would cost more than it saves."""
+    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it (see _scaled)."""
     return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if rows >= 16 else np.swapaxes(a, -1, -2)
+
+
+def _scores(q, kT, mask, rows, keys, masked: bool):
+    """One tile of scores: q' k'ᵀ over the key span, plus the mask there unless it is 0 throughout.
+    q has every batch axis of the mask, so the mask adds in place."""
+    (a, b), (c, d) = rows, keys
+    s = np.matmul(q[..., a:b, :], kT[..., c:d])
+    if masked:
+        s += mask[..., a:b, c:d]
+    return s
 
 
 def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
@@ -155,77 +157,74 @@ def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
 
     q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
     all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
-    N = out.shape[0]
     pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
                                       _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
-             range(0, N, chunk))
+             range(0, out.shape[0], chunk))
 
 
 def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     from tinygrad_like.fused import array_max, array_sum
-    qs, kT = q * scale, _transposed(k, q.shape[-2])
+    q = np.broadcast_to(q, out.shape[:-2] + q.shape[-2:])                        # every batch axis
+    q, kT = _scaled(q, k, scale)
     v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
+    lowest = np.finfo(out.dtype).min
     for (a, b), spans in tiles:
         m = row_sum = acc = None
-        for c, d, masked in spans:
-            s = _scores(qs, kT, mask, (a, b), (c, d), masked)
+        for start, stop, masked in spans:
+            s = _scores(q, kT, mask, (a, b), (start, stop), masked)
             m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
-            shift = np.where(np.isneginf(m_new), 0, m_new)                       # a row masked so far: 0
+            shift = np.maximum(m_new, lowest)                    # a row masked so far: exp(−inf − lowest) = 0
             s -= shift
-            np.exp(s, out=s)                                                      # p
-            pv = np.matmul(s, v[..., c:d, :])
+            np.exp(s, out=s)                                                     # p
+            pv = np.matmul(s, v[..., start:stop, :])
             if m is None:
                 row_sum, acc = array_sum(s, -1), pv
             else:
-                correction = np.exp(m - shift)                                    # rescale what came before
+                correction = np.exp(m - shift)                                   # rescale what came before
                 row_sum = row_sum * correction + array_sum(s, -1)
                 acc = acc * correction + pv
             m = m_new
         if m is None:                                                             # every key masked
             out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
             continue
-        dead = row_sum == 0
-        if dead.any():
-            row_sum[dead] = np.inf                                                # acc / inf = 0, lse = +inf
+        if not row_sum.all():
+            row_sum[row_sum == 0] = np.inf                              # every key masked: out 0, lse +inf
         np.divide(acc, row_sum, out=out[..., a:b, :])
         np.log(row_sum, out=row_sum)
-        np.add(np.where(dead, 0, m), row_sum, out=lse[..., a:b, :])
+        np.add(shift, row_sum, out=lse[..., a:b, :])
 
 
 def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
     """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
     after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse."""
-    N = g.shape[0]
     pool.run(lambda i: _backward_chunk(
         g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
-        lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk], dv[i:i + chunk]),
-        range(0, N, chunk))
+        lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk],
+        dv[i:i + chunk]), range(0, g.shape[0], chunk))
 
 
 def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
-    D = np.vecdot(g, out)[..., None]                                              # Σ g⊙out per row
-    qs, kT, vT = q * scale, _transposed(k, q.shape[-2]), _transposed(v, q.shape[-2])
-    k, g = np.ascontiguousarray(k), np.ascontiguousarray(g)                       # BLAS reads them faster
+    q = np.broadcast_to(q, g.shape[:-2] + q.shape[-2:])                          # every batch axis
+    qs, kT = _scaled(q, k, scale)
+    vT = _transposed(v, q.shape[-2])
+    g_s = g * scale                                                               # g', contiguous
+    D = np.vecdot(g_s, out)[..., None]                                            # D' = Σ g'⊙out per row
     dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
     for (a, b), spans in tiles:
-        gt, qt = g[..., a:b, :], qs[..., a:b, :]
-        dq_t = None
-        for c, d, masked in spans:
-            p = _scores(qs, kT, mask, (a, b), (c, d), masked)
-            p -= lse[..., a:b, :]
-            np.exp(p, out=p)                                                      # the weights, rebuilt
-            ds = np.matmul(gt, vT[..., c:d])                                      # g vᵀ
-            ds -= D[..., a:b, :]
-            ds *= p
-            dv_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
-            dk_sum[..., c:d, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
-            ds_k = np.matmul(ds, k[..., c:d, :])
-            if dq_t is None:
-                dq_t = ds_k
-            else:
-                dq_t += ds_k
-        if dq_t is None:
+        gt, g_st, qt = g[..., a:b, :], g_s[..., a:b, :], q[..., a:b, :]
+        if not spans:
             dq[..., a:b, :] = 0
-        else:
-            np.multiply(dq_t, scale, out=dq[..., a:b, :])
+        for start, stop, masked in spans:
+            p = _scores(qs, kT, mask, (a, b), (start, stop), masked)
+            p -= lse[..., a:b, :]
+            np.exp(p, out=p)                                                     # the weights, rebuilt
+            ds = np.matmul(g_st, vT[..., start:stop])                             # g' vᵀ
+            ds -= D[..., a:b, :]
+            ds *= p                                                               # ds' = ds·scale
+            dv_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
+            dk_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
+            if start == spans[0][0]:
+                np.matmul(ds, k[..., start:stop, :], out=dq[..., a:b, :])
+            else:
+                dq[..., a:b, :] += np.matmul(ds, k[..., start:stop, :])
     dk[...], dv[...] = dk_sum, dv_sum
