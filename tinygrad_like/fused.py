@@ -427,8 +427,11 @@ class CrossEntropy(Function):
         d = np.empty(p.shape, p.dtype)
         scale = np.asarray(scale, p.dtype)
         for p_rows, d_rows, *s in row_pieces(p, d, *(() if scale.ndim == 0 else (scale,)), size=PIECE):
-            np.subtract(p_rows, kind(eps / p.shape[-1]), out=d_rows) if eps else np.copyto(d_rows, p_rows)
-            d_rows *= s[0] if s else scale
+            if eps:
+                np.subtract(p_rows, kind(eps / p.shape[-1]), out=d_rows)
+                d_rows *= s[0] if s else scale
+            else:
+                np.multiply(p_rows, s[0] if s else scale, out=d_rows)
         goal_target = kind(1 - eps) + kind(eps / p.shape[-1]) if eps else kind(1)
         d[at, self.targets] = (p_target - goal_target) * (scale if scale.ndim == 0 else scale[:, 0])
         return d
