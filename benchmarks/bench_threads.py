@@ -4,10 +4,10 @@
 
 1. Each kind of work in a training step of the small config (B=16, T=128, 4 heads of 32, 128 wide),
    forward and backward, on 1 thread and on 2, alternated round by round in this process (medians):
-   - matmuls: the four Linear products of a block (c_attn, c_proj, c_fc, mlp c_proj), on numpy's BLAS
-     with 1 thread and with 2 (threadpoolctl);
-   - attention: `MultiHeadAttention`, whose chunks of batch entries run on the engine's pool
-     (`tinygrad_like.set_num_threads`, BLAS held to 1 thread inside);
+   - matmuls: the four Linear products of a block (c_attn, c_proj, c_fc, mlp c_proj), their rows shared
+     out on the engine's pool (`tinygrad_like.set_num_threads`, `pool.matmul`; BLAS held to 1 thread);
+     and, for comparison, the same products on numpy's BLAS with 2 threads of its own (threadpoolctl);
+   - attention: `MultiHeadAttention`, whose chunks of batch entries run on the pool;
    - elementwise: GELU's chain of in-place steps over (16, 128, 512), the pieces split into one run of
      neighbours per thread on a private pool. numpy's ufuncs let go of the GIL, but each of the ~20
      calls per piece takes it back: this is the experiment behind keeping these chains on one thread.
@@ -49,7 +49,7 @@ def blas_limit(threads: int):
     return threadpool_limits(threads, user_api="blas")
 
 
-def matmul_work(rng):
+def matmul_work(rng, product=np.matmul):
     """The Linear products of one block, forward and backward: y = x Wᵀ, dx = g W, dW = gᵀ x."""
     shapes = [(C, 3 * C), (C, C), (C, 4 * C), (4 * C, C)]                    # (in, out)
     arrays = [(rng.standard_normal((B * T, i), np.float32), rng.standard_normal((o, i), np.float32),
@@ -57,7 +57,7 @@ def matmul_work(rng):
 
     def run():
         for x, w, g in arrays:
-            x @ w.T, g @ w, g.T @ x
+            product(x, w.T), product(g, w), product(g.T, x)
     return run
 
 
@@ -101,21 +101,23 @@ def gelu_work(rng, executor_for):
 def speedups(rounds: int, rng) -> dict:
     """kind -> (ms on 1 thread, ms on 2 threads), medians over alternated rounds."""
     executors = {n: ThreadPoolExecutor(n) for n in (1, 2)}
-    matmul, attention, gelu = matmul_work(rng), attention_work(rng), gelu_work(rng, executors.__getitem__)
+    matmul, attention, gelu = matmul_work(rng, pool.matmul), attention_work(rng), gelu_work(rng, executors.__getitem__)
+    blas_matmul = matmul_work(rng)
     times = defaultdict(list)
     for _ in range(rounds):
         for threads in (1, 2):
-            with blas_limit(threads):
-                times["matmul", threads].append(timed(matmul))
             with blas_limit(1):
                 pool.set_num_threads(threads)
+                times["matmul", threads].append(timed(matmul))
                 times["attention", threads].append(timed(attention))
                 pool.set_num_threads(1)
                 times["elementwise", threads].append(timed(lambda: gelu(threads)))
+            with blas_limit(threads):
+                times["matmul on BLAS threads", threads].append(timed(blas_matmul))
     for executor in executors.values():
         executor.shutdown()
     return {kind: (statistics.median(times[kind, 1]), statistics.median(times[kind, 2]))
-            for kind in ("matmul", "attention", "elementwise")}
+            for kind in ("matmul", "matmul on BLAS threads", "attention", "elementwise")}
 
 
 def timed(fn, repeats: int = 5) -> float:
@@ -199,7 +201,7 @@ def main(argv=None) -> dict:
     gains = speedups(args.rounds, rng)
     print(f"\nforward+backward at the small config's shapes, median of {args.rounds} alternated rounds:")
     for kind, (one, two) in gains.items():
-        print(f"  {kind:12s} 1 thread {one:7.3f} ms | 2 threads {two:7.3f} ms | speedup {one / two:4.2f}")
+        print(f"  {kind:22s} 1 thread {one:7.3f} ms | 2 threads {two:7.3f} ms | speedup {one / two:4.2f}")
     split = step_split(args.steps)
     total = sum(split.values())
     parts = sorted(split.items(), key=lambda kv: -kv[1])

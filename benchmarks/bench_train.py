@@ -20,7 +20,8 @@ PyTorch's medians of the per-process medians; the spread is the min-max over rou
 torch.set_num_threads(N); ours through the environment its process starts with, set before numpy
 loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the BLAS, and
 TINYGRAD_LIKE_NUM_THREADS for the engine's own thread pool. The table shows the thread count each
-worker really got: numpy's BLAS threads for ours (threadpoolctl, when installed), torch.get_num_threads().
+worker really got: for ours the pool's threads and numpy's BLAS threads (threadpoolctl, when installed;
+BLAS is held to one while the pool has more, tinygrad_like/pool.py), torch.get_num_threads().
 """
 from __future__ import annotations
 
@@ -87,7 +88,9 @@ def worker_ours(cfg: dict, warmup: int, steps: int) -> dict:
         _, loss = model(x, y)
         loss.backward()
         opt.step()
-    return dict(times=time_steps(step, warmup, steps), rss0=rss0, threads=blas_threads())
+    from tinygrad_like import get_num_threads
+    times = time_steps(step, warmup, steps)
+    return dict(times=times, rss0=rss0, threads=f"{get_num_threads()}, BLAS {blas_threads()}")
 
 
 def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: int) -> dict:
@@ -115,7 +118,12 @@ def run_worker(args) -> None:
     if args.tune_malloc:
         tune_malloc()
     cfg = CONFIGS[args.config]
-    peak = matmul_gflops()
+    try:  # the peak of numpy's BLAS on every thread asked for (ours holds BLAS to one thread beside its pool)
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(args.threads, user_api="blas"):
+            peak = matmul_gflops()
+    except ImportError:
+        peak = matmul_gflops()
     if args.worker == "ours":
         result = worker_ours(cfg, args.warmup, args.steps)
     else:
@@ -180,10 +188,10 @@ def main(argv=None) -> dict:
         summary[name] = row
         print(f"\n{name}: {cfg}")
         print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} "
-              f"{'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>8s}")
+              f"{'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>12s}")
         for kind, r in row.items():
             print(f"  {kind:15s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
-                  f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%} {str(r['threads']):>8s}")
+                  f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%} {str(r['threads']):>12s}")
         for kind in kinds[1:]:
             print(f"  ours / {kind}: {row['ours']['ms'] / row[kind]['ms']:.2f}")
     return summary

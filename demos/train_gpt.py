@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import pathlib
 import re
 import signal
@@ -69,7 +70,7 @@ from models import tokenizer as tokenizers
 from models.gpt import GPT, GPTConfig
 from nn import state as checkpoint
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
-from tinygrad_like import Tensor, draw_graph, no_grad
+from tinygrad_like import Tensor, draw_graph, get_num_threads, no_grad, set_num_threads
 from tinygrad_like import random as _random
 from tinygrad_like.memory import tune_malloc
 
@@ -166,6 +167,9 @@ def build_parser():
                    help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
+    t.add_argument("--threads", type=int, metavar="N", default=os.cpu_count() or 1,
+                   help="threads for products and attention (tinygrad_like.set_num_threads; default: every "
+                        "core, as PyTorch; 1 leaves numpy's BLAS its own threads)")
     return p
 
 
@@ -173,7 +177,8 @@ def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
     """(settings, out dir, resuming?). Settings: DEFAULTS < preset < flags; when resuming, the saved
     settings, of which only RESUME_OVERRIDES may be changed by flags. Raises UsageError for settings
     that cannot work, before any data is read."""
-    given = {k: v for k, v in vars(args).items() if v is not None and k not in ("out", "resume", "tune_malloc")}
+    machine_only = ("out", "resume", "tune_malloc", "threads")                # how to run, not what to train
+    given = {k: v for k, v in vars(args).items() if v is not None and k not in machine_only}
     if args.resume:
         folder = pathlib.Path(args.resume)
         if not (folder / CKPT).is_file() or not (folder / CONFIG).is_file():
@@ -569,6 +574,18 @@ def main(argv=None) -> dict | None:
     t_start = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error(f"--threads must be at least 1, got {args.threads}")
+    previous = get_num_threads()
+    set_num_threads(args.threads)
+    try:
+        return run(args, parser, t_start)
+    finally:
+        set_num_threads(previous)
+
+
+def run(args, parser, t_start: float) -> dict | None:
+    """The run itself, with the thread count main has set."""
     if args.tune_malloc:
         tune_malloc()  # keep freed arrays' memory for reuse: measured 1.2x faster steps (README, Performance)
     try:  # every mistake on the command line ends here, before anything is written or trained

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from tinygrad_like import pool
 from tinygrad_like.function import Function, state
 from tinygrad_like.memory import pieces, row_pieces
 
@@ -105,7 +106,7 @@ class Linear(Function):
     Backward, with the leading axes of x and g flattened into rows: dx = g W, dW = gᵀ x, db = Σ_rows g.
     """
     def forward(self, x, w, b=None):
-        y = x.reshape(-1, x.shape[-1]) @ w.T                                 # (rows, out)
+        y = pool.matmul(x.reshape(-1, x.shape[-1]), w.T)                      # (rows, out)
         if b is not None:
             y += b
         return y.reshape(*x.shape[:-1], w.shape[0])
@@ -118,9 +119,14 @@ class Linear(Function):
 
 def _linear_grads(g, x, w, need):
     g = g.reshape(-1, g.shape[-1])                                            # (rows, out)
-    return ((g @ w).reshape(x.shape) if need[0] else None,                    # dx = g W
-            g.T @ x.reshape(-1, x.shape[-1]) if need[1] else None,            # dW = gᵀ x
+    return ((product(g, w)).reshape(x.shape) if need[0] else None,            # dx = g W
+            product(g.T, x.reshape(-1, x.shape[-1])) if need[1] else None,    # dW = gᵀ x
             rows_sum(g) if len(need) == 3 and need[2] else None)              # db = Σ_rows g
+
+
+def product(a, b):
+    """a @ b: of numpy arrays on the thread pool (pool.matmul), of Tensors as a recorded op."""
+    return pool.matmul(a, b) if isinstance(a, np.ndarray) else a @ b
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:

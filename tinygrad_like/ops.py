@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from tinygrad_like import pool
 from tinygrad_like.function import Function
 
 
@@ -194,7 +195,7 @@ class Matmul(Function):
     def forward(self, x, y):
         if x.ndim < 2 or y.ndim < 2 or x.shape[-1] != y.shape[-2]:
             raise ValueError(f"inner dimensions differ: {x.shape} @ {y.shape}")
-        return np.matmul(x, y)
+        return pool.matmul(x, y)
     def backward(self, grad, out):                                        # dX = G Yᵀ, dY = Xᵀ G
         x, y = self.parents
         return (unbroadcast(grad @ y.transpose(-1, -2), x.shape) if x.requires_grad else None,
