@@ -11,15 +11,15 @@ Everything but the engine is shared with the main job, so only speed (and float 
     main job, so step i sees the same tokens in both;
   * the optimizer: AdamW with the same two groups (decay on matrices only), betas, warmup + cosine
     schedule (nn.optim.cosine_schedule) and gradient clipping; the same fixed evaluation batches.
-torch gets as many threads as the machine has cores. Reported: wall time (setup to end), tokens per
-second of the training steps alone (evaluation excluded, as in the main job), final train/val loss.
+torch gets --threads threads (train_gpt.py's flag: every core by default). Reported: wall time (setup
+to end), tokens per second of the training steps alone (evaluation excluded, as in the main job), final
+train/val loss.
 With --compare DIR (a train_gpt.py output folder) the two runs are printed side by side.
 """
 from __future__ import annotations
 
 import json
 import math
-import os
 import pathlib
 import sys
 import time
@@ -62,8 +62,7 @@ def main(argv=None):
                    if settings[k] != v}
     if unsupported:
         raise SystemExit(f"train_gpt_torch.py implements the nanoGPT architecture only; not {unsupported}")
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    torch.set_num_threads(threads)
+    torch.set_num_threads(args.threads)                                      # train_gpt's --threads: every core
 
     text, source = load_text(settings["text"])
     train_text, val_text = split_text(text)

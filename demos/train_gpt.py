@@ -167,10 +167,15 @@ def build_parser():
                    help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
-    t.add_argument("--threads", type=int, metavar="N", default=os.cpu_count() or 1,
+    t.add_argument("--threads", type=int, metavar="N", default=usable_cores(),
                    help="threads for products and attention (tinygrad_like.set_num_threads; default: every "
                         "core, as PyTorch; 1 leaves numpy's BLAS its own threads)")
     return p
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the OS tells), else the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def resolve_settings(args) -> tuple[dict, pathlib.Path, bool]:
