@@ -138,7 +138,7 @@ def run_worker(args) -> None:
     if args.worker == "ours":
         result.update({f"floor {name}": floor_us(shape, args.op_repeats, clock)
                        for name, (_, shape) in HOT_OPS.items()})
-        result["matmul GFLOP/s"] = matmul_gflops()
+        result["matmul GFLOP/s"] = matmul_gflops(threads=args.threads)
     print("RESULT " + json.dumps(result))
 
 

@@ -33,20 +33,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from machine import machine_line  # noqa: E402
+from machine import blas_limit, machine_line  # noqa: E402
 from tinygrad_like import Tensor, pool  # noqa: E402
 from tinygrad_like.function import Function  # noqa: E402
 from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u  # noqa: E402
-from tinygrad_like.memory import pieces  # noqa: E402
+from tinygrad_like.memory import pieces, tune_malloc  # noqa: E402
 
 B, T, N_HEAD, C = 16, 128, 4, 128
 KINDS = {"Linear": "matmul", "MultiHeadAttention": "attention", "Gelu": "elementwise",
          "LayerNorm": "elementwise", "CrossEntropy": "elementwise", "Add": "elementwise"}
-
-
-def blas_limit(threads: int):
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(threads, user_api="blas")
 
 
 def matmul_work(rng, product=np.matmul):
@@ -196,6 +191,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--steps", type=int, default=5, help="steps of the small config for the split")
     ap.add_argument("--cores", type=int, default=8, help="threads for the estimate on paper")
     args = ap.parse_args(argv)
+    tune_malloc()                                                            # as bench_train and train_gpt do
     print(machine_line())
     rng = np.random.default_rng(0)
     gains = speedups(args.rounds, rng)

@@ -118,12 +118,7 @@ def run_worker(args) -> None:
     if args.tune_malloc:
         tune_malloc()
     cfg = CONFIGS[args.config]
-    try:  # the peak of numpy's BLAS on every thread asked for (ours holds BLAS to one thread beside its pool)
-        from threadpoolctl import threadpool_limits
-        with threadpool_limits(args.threads, user_api="blas"):
-            peak = matmul_gflops()
-    except ImportError:
-        peak = matmul_gflops()
+    peak = matmul_gflops(threads=args.threads)                              # BLAS on every thread asked for
     if args.worker == "ours":
         result = worker_ours(cfg, args.warmup, args.steps)
     else:

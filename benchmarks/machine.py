@@ -18,6 +18,7 @@ the kernels OpenBLAS picks, are shown when set.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -76,11 +77,23 @@ def median_seconds(fn, repeats: int, warmup: int = 2, clock=time.perf_counter) -
     return statistics.median(times)
 
 
-def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
-    """numpy's float32 (n, n) @ (n, n) in GFLOP/s (2n³ flops), median of `repeats`."""
+def matmul_gflops(n: int = 1024, repeats: int = 10, threads: int | None = None) -> float:
+    """numpy's float32 (n, n) @ (n, n) in GFLOP/s (2n³ flops), median of `repeats`; on `threads` BLAS
+    threads when given (threadpoolctl), whatever this process holds BLAS to (tinygrad_like's pool holds
+    it to one thread while the pool has more)."""
     a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
     out = np.empty_like(a)
-    return 2 * n**3 / median_seconds(lambda: np.matmul(a, a, out=out), repeats) / 1e9
+    with blas_limit(threads):
+        return 2 * n**3 / median_seconds(lambda: np.matmul(a, a, out=out), repeats) / 1e9
+
+
+def blas_limit(threads: int | None):
+    """A context holding numpy's BLAS to `threads` threads; no change for None or without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threads = None
+    return contextlib.nullcontext() if threads is None else threadpool_limits(threads, user_api="blas")
 
 
 def copy_gbs(megabytes: int = 64, repeats: int = 7) -> float:

@@ -163,6 +163,18 @@ def test_prompt_the_tokenizer_cannot_encode_fails_before_training(tmp_path, caps
     assert not (tmp_path / "out").exists()
 
 
+def test_threads_are_checked_and_given_back(tmp_path, capsys):
+    """--threads sets the engine's pool for the run only (the run's numbers do not depend on it); 0 is refused."""
+    import tinygrad_like
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path / "zero", "--threads", "0")
+    assert e.value.code == 2 and "--threads must be at least 1" in capsys.readouterr().err
+    before = tinygrad_like.get_num_threads()
+    one, two = (run(tmp_path / str(n), "--threads", str(n)) for n in (1, 2))
+    assert tinygrad_like.get_num_threads() == before
+    assert one["val_loss"] == two["val_loss"] and one["train_loss"] == two["train_loss"]
+
+
 def test_ctrl_c_during_an_update_waits_for_the_update_to_finish():
     import os
     import signal
