@@ -33,14 +33,15 @@ stopping and resuming gives bit-identical parameters and loss history to an unin
 
 Defaults, chosen by measuring on a 2-core machine (`nproc` = 2, as in CI): preset "small" (4 layers,
 4 heads, width 128, context 64 tokens, 932,608 parameters), batch 32, 800 steps at lr 2e-3, BPE with
-1024 tokens. The default run took 150 s wall (131 s of training steps, 12,495 tokens/s) and ended at
-validation loss 3.517 nats/token (1.208 per character) against the unigram baseline's 5.932; PyTorch,
-from the same initial weights on the same batches with 2 threads (benchmarks/train_gpt_torch.py),
-reached the same 3.517 in 122 s wall (14,866 tokens/s). Machine: AMD EPYC, 2 cores, OpenBLAS 0.3.31,
-198 GFLOP/s float32 matmul, 21 GB/s copy, 0.41 us per tiny numpy call (benchmarks/machine.py). An
-earlier machine of the same kind ran the same run in 88 s (21,213 tokens/s): expect figures to move
-by 2x between machines. Other busy processes on the same two cores slow it down a lot: numpy's BLAS
-threads then wait for each other (we measured 2x to 20x; OPENBLAS_NUM_THREADS=1 keeps a busy machine usable).
+1024 tokens, on every core (--threads). The default run took 140 s wall (121 s of training steps,
+13,597 tokens/s) and ended at validation loss 3.517 nats/token (1.208 per character) against the
+unigram baseline's 5.932; PyTorch, from the same initial weights on the same batches with 2 threads
+(benchmarks/train_gpt_torch.py), reached the same 3.517 in 119 s wall (15,161 tokens/s). Machine: AMD
+EPYC, 2 cores, OpenBLAS 0.3.31, 193 GFLOP/s float32 matmul, 22 GB/s copy, 0.37 us per tiny numpy call
+(benchmarks/machine.py). An earlier machine of the same kind ran the same run in 88 s (21,213
+tokens/s), and on a shared machine the same run moves by 20% from one hour to the next: expect figures
+to move by up to 2x between machines. Other busy processes on the same two cores slow it down a lot
+(we measured 2x to 20x with numpy's BLAS threads; --threads 1 with OPENBLAS_NUM_THREADS=1 keeps it usable).
 Why BPE: per character of validation text (loss x tokens / characters, `val_loss_per_char` in the
 summary) the same 600-step run reached 1.54 nats with chars, 1.28 with BPE-512 and 1.23 with
 BPE-1024, at about the same time per step: a BPE token carries ~2.9 characters, so a 64-token
