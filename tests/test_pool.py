@@ -77,3 +77,23 @@ def test_a_failing_part_raises_in_the_caller(threads):
             raise ValueError("part 1 failed")
     with pytest.raises(ValueError, match="part 1 failed"):
         pool.run(part, range(2))
+
+
+def test_gelu_pieces_on_two_threads_give_the_bits_of_one(monkeypatch):
+    """GELU's cache-sized pieces, cut into one run per thread: each piece is computed alike by whichever
+    thread has it, so the bits match (pieces of 30 elements: 35 pieces, the last one short)."""
+    from tinygrad_like import fused
+    monkeypatch.setattr(fused, "PIECE", 30)
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)
+    x = Tensor(rng.standard_normal((3, 7, 50)).astype(np.float32), requires_grad=True)
+    u = Tensor(rng.standard_normal((3, 7, 50)).astype(np.float32))
+    results = []
+    for n in (1, 2):
+        tinygrad_like.set_num_threads(n)
+        try:
+            out = x.gelu()
+            results.append((out.numpy(), grad((out * u).sum(), [x])[0].numpy()))
+        finally:
+            tinygrad_like.set_num_threads(1)
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)

@@ -2,7 +2,8 @@
 
 `run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads; each task writes only its
 own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
-attention shares out chunks of batch entries (flash.py).
+attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
+(`run_in_runs`).
 
 While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
 the only source of threads. BLAS's own threads would otherwise stay awake between products, spinning on the
@@ -95,6 +96,16 @@ def run(task, items) -> None:
 
 
 _DONE = object()
+
+
+def run_in_runs(task, items, nbytes: int) -> None:
+    """task(run) for `items` cut into one run of neighbours per thread (threads_for(nbytes) of them): for
+    many small items of equal cost, such as cache-sized pieces of one array, where handing them out one
+    by one would cost more than it gives."""
+    items = list(items)
+    n = max(1, min(threads_for(nbytes), len(items)))
+    bounds = [len(items) * i // n for i in range(n + 1)]
+    run(lambda i: task(items[bounds[i]:bounds[i + 1]]), range(n))
 
 
 def _start() -> ThreadPoolExecutor:
