@@ -33,10 +33,10 @@ stopping and resuming gives bit-identical parameters and loss history to an unin
 
 Defaults, chosen by measuring on a 2-core machine (`nproc` = 2, as in CI): preset "small" (4 layers,
 4 heads, width 128, context 64 tokens, 932,608 parameters), batch 32, 800 steps at lr 2e-3, BPE with
-1024 tokens, on every core (--threads). The default run took 140 s wall (121 s of training steps,
-13,597 tokens/s) and ended at validation loss 3.517 nats/token (1.208 per character) against the
+1024 tokens, on every core (--threads). The default run took 119 s wall (103 s of training steps,
+15,889 tokens/s) and ended at validation loss 3.517 nats/token (1.208 per character) against the
 unigram baseline's 5.932; PyTorch, from the same initial weights on the same batches with 2 threads
-(benchmarks/train_gpt_torch.py), reached the same 3.517 in 119 s wall (15,161 tokens/s). Machine: AMD
+(benchmarks/train_gpt_torch.py), run right after, reached the same 3.517 in 111 s wall (16,161 tokens/s). Machine: AMD
 EPYC, 2 cores, OpenBLAS 0.3.31, 193 GFLOP/s float32 matmul, 22 GB/s copy, 0.37 us per tiny numpy call
 (benchmarks/machine.py). An earlier machine of the same kind ran the same run in 88 s (21,213
 tokens/s), and on a shared machine the same run moves by 20% from one hour to the next: expect figures
