@@ -8,15 +8,16 @@
      out on the engine's pool (`tinygrad_like.set_num_threads`, `pool.matmul`; BLAS held to 1 thread);
      and, for comparison, the same products on numpy's BLAS with 2 threads of its own (threadpoolctl);
    - attention: `MultiHeadAttention`, whose chunks of batch entries run on the pool;
-   - elementwise: GELU's chain of in-place steps over (16, 128, 512), the pieces split into one run of
-     neighbours per thread on a private pool. numpy's ufuncs let go of the GIL, but each of the ~20
-     calls per piece takes it back: this is the experiment behind keeping these chains on one thread.
+   - elementwise: GELU over (16, 128, 512), whose cache-sized pieces run on the pool, one run of
+     neighbours per thread (`pool.run_in_runs`). numpy's ufuncs let go of the GIL, but each of the ~20
+     calls per piece takes it back; LayerNorm, softmax and cross-entropy stay on one thread.
 2. One step of the small config on 1 thread, split by what each op is (time inside every Function's
    forward and backward; the rest, Python between ops, the optimizer and the embedding, is "other").
 3. On paper, for `--cores` threads (Amdahl): each kind's time divided by its speedup there, the
    speedup at N threads taken as N times the efficiency measured at 2 (speedup at 2 / 2): generous to
-   threads, since efficiency falls as threads are added. Elementwise work and "other" stay at 1x,
-   as they run on one thread in this engine.
+   threads, since efficiency falls as threads are added. Elementwise work and "other" stay at 1x:
+   most of it runs on one thread in this engine (GELU, on the pool, is counted there too, which is
+   cautious).
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +36,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from machine import blas_limit, machine_line  # noqa: E402
 from tinygrad_like import Tensor, pool  # noqa: E402
 from tinygrad_like.function import Function  # noqa: E402
-from tinygrad_like.fused import PIECE, _gelu_grad, _tanh_u  # noqa: E402
-from tinygrad_like.memory import pieces, tune_malloc  # noqa: E402
+from tinygrad_like.memory import tune_malloc  # noqa: E402
 
 B, T, N_HEAD, C = 16, 128, 4, 128
 KINDS = {"Linear": "matmul", "MultiHeadAttention": "attention", "Gelu": "elementwise",
@@ -66,37 +65,19 @@ def attention_work(rng):
     return run
 
 
-def gelu_work(rng, executor_for):
-    """GELU forward and backward in cache-sized pieces, the pieces cut into one run per thread."""
-    x, g = (rng.standard_normal((B, T, 4 * C), np.float32) for _ in range(2))
-    y, dx = np.empty_like(x), np.empty_like(x)
+def gelu_work(rng):
+    x = Tensor(rng.standard_normal((B, T, 4 * C), np.float32), requires_grad=True)
+    g = np.ones(x.shape, np.float32)
 
-    def forward_run(run):
-        for y_piece, x_piece in run:
-            _tanh_u(x_piece, out=y_piece)
-            y_piece += 1
-            y_piece *= x_piece
-            y_piece *= 0.5
-
-    def backward_run(run):
-        work = np.empty((2, PIECE), x.dtype)
-        for dx_piece, g_piece, x_piece in run:
-            _gelu_grad(g_piece, x_piece, dx_piece, *(w[:x_piece.size].reshape(x_piece.shape) for w in work))
-
-    def in_runs(task, items, threads):
-        bounds = [len(items) * i // threads for i in range(threads + 1)]
-        list(executor_for(threads).map(task, [items[bounds[i]:bounds[i + 1]] for i in range(threads)]))
-
-    def run(threads):
-        in_runs(forward_run, list(pieces(y, x, size=PIECE)), threads)
-        in_runs(backward_run, list(pieces(dx, g, x, size=PIECE)), threads)
+    def run():
+        x.grad = None
+        x.gelu().backward(g)
     return run
 
 
 def speedups(rounds: int, rng) -> dict:
     """kind -> (ms on 1 thread, ms on 2 threads), medians over alternated rounds."""
-    executors = {n: ThreadPoolExecutor(n) for n in (1, 2)}
-    matmul, attention, gelu = matmul_work(rng, pool.matmul), attention_work(rng), gelu_work(rng, executors.__getitem__)
+    matmul, attention, gelu = matmul_work(rng, pool.matmul), attention_work(rng), gelu_work(rng)
     blas_matmul = matmul_work(rng)
     times = defaultdict(list)
     for _ in range(rounds):
@@ -105,12 +86,10 @@ def speedups(rounds: int, rng) -> dict:
                 pool.set_num_threads(threads)
                 times["matmul", threads].append(timed(matmul))
                 times["attention", threads].append(timed(attention))
+                times["elementwise", threads].append(timed(gelu))
                 pool.set_num_threads(1)
-                times["elementwise", threads].append(timed(lambda: gelu(threads)))
             with blas_limit(threads):
                 times["matmul on BLAS threads", threads].append(timed(blas_matmul))
-    for executor in executors.values():
-        executor.shutdown()
     return {kind: (statistics.median(times[kind, 1]), statistics.median(times[kind, 2]))
             for kind in ("matmul", "matmul on BLAS threads", "attention", "elementwise")}
 

@@ -318,8 +318,7 @@ class Gelu(Function):
     """
     def forward(self, x):
         y = np.empty(x.shape, x.dtype)
-        pool.run_in_runs(lambda run: [_gelu(*piece) for piece in run], pieces(y, np.ascontiguousarray(x), size=PIECE),
-                         x.nbytes)
+        pool.run_in_runs(_gelu_run, pieces(y, np.ascontiguousarray(x), size=PIECE), x.nbytes)
         return y
 
     def backward(self, grad, out):
@@ -333,12 +332,13 @@ class Gelu(Function):
         return Tensor._make(dx, None)
 
 
-def _gelu(y, x):
-    """y = ½x(1 + tanh u) on one piece."""
-    _tanh_u(x, out=y)
-    y += 1
-    y *= x
-    y *= 0.5
+def _gelu_run(run):
+    """y = ½x(1 + tanh u) on each (y, x) piece of a run."""
+    for y, x in run:
+        _tanh_u(x, out=y)
+        y += 1
+        y *= x
+        y *= 0.5
 
 
 def _gelu_grads(run):

@@ -103,9 +103,14 @@ def run_in_runs(task, items, nbytes: int) -> None:
     many small items of equal cost, such as cache-sized pieces of one array, where handing them out one
     by one would cost more than it gives."""
     items = list(items)
-    n = max(1, min(threads_for(nbytes), len(items)))
-    bounds = [len(items) * i // n for i in range(n + 1)]
-    run(lambda i: task(items[bounds[i]:bounds[i + 1]]), range(n))
+    cuts = _cuts(len(items), min(threads_for(nbytes), len(items)))
+    run(lambda i: task(items[cuts[i]:cuts[i + 1]]), range(len(cuts) - 1))
+
+
+def _cuts(length: int, parts: int) -> list:
+    """Where to cut `length` items into max(parts, 1) runs of neighbours, as even as can be: [0, ..., length]."""
+    parts = max(parts, 1)
+    return [length * i // parts for i in range(parts + 1)]
 
 
 def _start() -> ThreadPoolExecutor:
@@ -135,7 +140,7 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     at least MIN_FLOPS; each thread writes its own rows of the result. Other shapes: np.matmul."""
     n = _threads
     if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
-        if b.ndim == 2 and a.flags.c_contiguous:
+        if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])
             out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
             _share_rows(rows, b, out, n)
@@ -144,19 +149,14 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), np.result_type(a, b))
             _share_rows(a, b, out, n)
             return out
-        if a.ndim == 2 and b.ndim == 2:                   # a transposed view, as in gᵀ x
-            out = np.empty((a.shape[0], b.shape[-1]), np.result_type(a, b))
-            _share_rows(a, b, out, n)
-            return out
     return np.matmul(a, b)
 
 
 def _share_rows(a, b, out, n: int) -> None:
     """out = a @ b, cut along the first axis of a (and of b and out when b is a stack) into n parts."""
-    bounds = [len(a) * i // n for i in range(n + 1)]
-    stacked = b.ndim == 3
+    cuts, stacked = _cuts(len(a), n), b.ndim == 3
 
     def part(i):
-        lo, hi = bounds[i], bounds[i + 1]
+        lo, hi = cuts[i], cuts[i + 1]
         np.matmul(a[lo:hi], b[lo:hi] if stacked else b, out=out[lo:hi])
     run(part, range(n))
