@@ -78,6 +78,8 @@ def _block(c, p, n_experts_listed):
     shapes = _norm(c, p + "ln_1")
     shapes += _linear(p + "attn.c_attn", qkv, c.n_embd, c.bias)
     shapes += _linear(p + "attn.c_proj", c.n_embd, c.n_embd, c.bias)
+    if c.attn_only:
+        return shapes
     shapes += _norm(c, p + "ln_2")
     if c.n_expert == 0:
         shapes += _mlp(c, p + "mlp")

@@ -10,6 +10,8 @@ mixture of experts, because they differ only in switches:
     causal      mask the future (language model) or not (reading/embedding model)
     n_kv_head   fewer key/value heads than query heads (grouped-query attention)
     n_expert    > 0 replaces each block's MLP by n_expert MLPs and a router picking top_k
+    attn_only   blocks without ln_2 and MLP: x = x + attn(ln_1(x)) only (the toy models in which
+                Elhage et al. 2021 found induction heads; demos/induction.py)
 
 Sizes are checked at construction, so a bad config fails here with the field's
 name, not later with a reshape error. Parameter counts, FLOPs and KV-cache sizes
@@ -51,6 +53,7 @@ class GPTConfig:
     n_expert: int = 0          # 0: a dense MLP per block
     top_k: int = 2             # experts used per token (only read when n_expert > 0)
     dtype: str = "float32"
+    attn_only: bool = False    # no MLP (and no ln_2) in the blocks; mlp, mlp_hidden, n_expert unused
 
     def __post_init__(self):
         for name in REQUIRED:
@@ -63,7 +66,7 @@ class GPTConfig:
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("bias", "prenorm", "causal", "tie_weights"):
+        for name in ("bias", "prenorm", "causal", "tie_weights", "attn_only"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if not (isinstance(self.dropout, Real) and 0.0 <= self.dropout < 1.0):
@@ -78,6 +81,8 @@ class GPTConfig:
                              f"got head_dim={self.head_dim} (n_embd={self.n_embd}, n_head={self.n_head})")
         if self.n_expert > 0 and self.top_k > self.n_expert:
             raise ValueError(f"top_k={self.top_k} is larger than n_expert={self.n_expert}")
+        if self.attn_only and self.n_expert > 0:
+            raise ValueError(f"attn_only=True has no MLP to replace by experts, but n_expert={self.n_expert}")
 
     # ---------------------------------------------------------------- derived sizes
 

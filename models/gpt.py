@@ -58,7 +58,8 @@ class Transformer(Module):
         parts["drop"] = Dropout(c.dropout)
         parts["h"] = [Block(c.n_embd, c.n_head, c.n_kv_head, mlp_hidden=c.hidden, mlp=c.mlp, norm=c.norm,
                             prenorm=c.prenorm, causal=c.causal, rope=c.pos == "rope", bias=c.bias,
-                            dropout=c.dropout, n_expert=c.n_expert, top_k=c.top_k, dtype=c.dtype)
+                            dropout=c.dropout, n_expert=c.n_expert, top_k=c.top_k, dtype=c.dtype,
+                            attn_only=c.attn_only)
                       for _ in range(c.n_layer)]
         parts["ln_f"] = LayerNorm(c.n_embd, bias=c.bias, dtype=c.dtype) if c.norm == "layernorm" \
             else RMSNorm(c.n_embd, dtype=c.dtype)
@@ -161,6 +162,20 @@ class GPT(Transformer):
             if self.config.n_expert > 0:
                 loss = loss + self.aux_loss_coef * self._mean_aux_loss()
         return logits, loss
+
+    # ------------------------------------------------------------ looking inside (models/inside.py)
+    def run_with_cache(self, idx, hooks: dict | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(logits (B, T, vocab_size), {activation name: numpy array}), in eval mode without a graph; the
+        logits are bit-identical to self(idx)'s. hooks as in run_with_hooks, applied before caching.
+        The names (transformer.h.1.resid_pre, ...attn.pattern, ...) are listed in models/inside.py."""
+        from models.inside import run_with_cache
+        return run_with_cache(self, idx, hooks)
+
+    def run_with_hooks(self, idx, hooks: dict) -> np.ndarray:
+        """Logits (B, T, vocab_size) with hooks {activation name: fn} applied: fn(a numpy copy of the
+        activation) returns None (read it) or a replacement of the same shape (patch or ablate it)."""
+        from models.inside import run_with_hooks
+        return run_with_hooks(self, idx, hooks)
 
     # ------------------------------------------------------------ state dicts
     def state_dict(self, with_tied: bool = False) -> dict[str, np.ndarray]:

@@ -64,6 +64,8 @@ def hf_family(config: GPTConfig) -> str:
         raise ValueError(f"save_pretrained: {field}={getattr(c, field)!r} has no exact counterpart in "
                          f"transformers: {why}")
 
+    if c.attn_only:
+        refuse("attn_only", "GPT-2, Llama and Mixtral blocks all have an MLP")
     if not c.causal:
         refuse("causal", "GPT2LMHeadModel, LlamaForCausalLM and MixtralForCausalLM always mask the future")
     if not c.prenorm:

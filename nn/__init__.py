@@ -6,7 +6,7 @@ from nn.dropout import Dropout
 from nn.embedding import Embedding
 from nn.linear import Linear
 from nn.mlp import MLP
-from nn.module import Module, ModuleDict
+from nn.module import HookPoint, Module, ModuleDict
 from nn.moe import MoE
 from nn.norm import LayerNorm, RMSNorm
 from nn.rope import RoPE, apply_rope

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from nn.linear import Linear
-from nn.module import Module
+from nn.module import HookPoint, Module
 from nn.rope import RoPE
 from tinygrad_like import Tensor
 from tinygrad_like.function import state
@@ -129,6 +129,7 @@ class Attention(Module):
         self.c_attn = Linear(dim, (n_head + 2 * n_kv_head) * self.head_dim, bias=bias, dtype=dtype)
         self.c_proj = Linear(dim, dim, bias=bias, dtype=dtype)
         self.rope = RoPE(self.head_dim, max_seq_len, rope_base) if rope else None
+        self.pattern = HookPoint()  # hooks here read or replace the weights (B, nh, T, T_k); see models/inside.py
 
     def forward(self, x: Tensor, kv_cache: KVCache | None = None, return_weights: bool = False):
         """y (B, T, C); with return_weights also the attention weights (B, nh, T, T_k), T_k = T plus
@@ -136,24 +137,19 @@ class Attention(Module):
         if x.ndim != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"Attention: input of shape {x.shape}, expected (B, T, {self.dim})")
         B, T, C = x.shape
-        nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
+        nh, nkv = self.n_head, self.n_kv_head
         qkv = self.c_attn(x)                                          # (B, T, (nh + 2·nkv)·hs)
-        if state.fused and self.rope is None and kv_cache is None and not return_weights and not (
-                self.training and self.dropout > 0):  # the common case: one op from c_attn's output
+        written_out = self.pattern.hooked or (self.training and self.dropout > 0)
+        if state.fused and self.rope is None and kv_cache is None and not return_weights and not written_out:
+            # the common case: one op from c_attn's output
             return self.c_proj(qkv.multihead_attention(nh, nkv, is_causal=self.causal))
-        qkv = qkv.reshape(B, T, nh + 2 * nkv, hs).transpose(1, 2)     # (B, nh + 2·nkv, T, hs)
-        q = qkv[:, :nh]                                               # (B, nh, T, hs)
-        k = qkv[:, nh:nh + nkv]                                       # (B, nkv, T, hs)
-        v = qkv[:, nh + nkv:]                                         # (B, nkv, T, hs)
-        if self.rope is not None:
-            start = kv_cache.length if kv_cache is not None else 0    # absolute position of the first new token
-            q, k = self.rope(q, start), self.rope(k, start)
+        q, k, v = self.split_heads(qkv, start=kv_cache.length if kv_cache is not None else 0)
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)                              # (B, nkv, T_k, hs)
         k, v = repeat_kv(k, nh // nkv), repeat_kv(v, nh // nkv)       # (B, nh, T_k, hs)
 
-        if self.training and self.dropout > 0:
-            y, att = self._attend_with_dropout(q, k, v)
+        if written_out:
+            y, att = self._attend_written_out(q, k, v)
         elif return_weights:
             y, att = q.scaled_dot_product_attention(k, v, is_causal=self.causal, return_weights=True)
         else:  # with rope or a KV cache: the engine's fused sdpa op on the heads
@@ -162,15 +158,36 @@ class Attention(Module):
         y = self.c_proj(y)
         return (y, att) if return_weights else y
 
-    def _attend_with_dropout(self, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """The sdpa written out, so that dropout can hit the weights between softmax and @ v."""
+    def split_heads(self, qkv: Tensor, start: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+        """c_attn's output (B, T, (nh + 2·nkv)·hs) -> q (B, nh, T, hs), k and v (B, nkv, T, hs); with
+        RoPE, q and k rotated to the positions start, start + 1, ..."""
+        B, T, _ = qkv.shape
+        nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
+        qkv = qkv.reshape(B, T, nh + 2 * nkv, hs).transpose(1, 2)     # (B, nh + 2·nkv, T, hs)
+        q = qkv[:, :nh]                                               # (B, nh, T, hs)
+        k = qkv[:, nh:nh + nkv]                                       # (B, nkv, T, hs)
+        v = qkv[:, nh + nkv:]                                         # (B, nkv, T, hs)
+        if self.rope is not None:
+            q, k = self.rope(q, start), self.rope(k, start)
+        return q, k, v
+
+    def weights(self, q: Tensor, k: Tensor) -> Tensor:
+        """softmax(q kᵀ / √hs + causal mask): q (B, nh, T, hs), k (B, nh, T_k, hs) -> (B, nh, T, T_k),
+        the attention pattern written out (the fused paths never build it whole)."""
         T, Tk = q.shape[-2], k.shape[-2]
         att = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_dim))   # (B, nh, T, T_k)
         if self.causal:  # lower triangle aligned to the end, as the cached keys come first
             att = att.masked_fill(~np.tril(np.ones((T, Tk), dtype=bool), k=Tk - T), -math.inf)
-        att = att.softmax(-1)
-        y = att.dropout(self.dropout, training=True) @ v                   # (B, nh, T, hs)
-        return y, att
+        return att.softmax(-1)
+
+    def _attend_written_out(self, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """The sdpa written out, so that the weights exist whole between softmax and @ v: for dropout
+        on them, and for hooks on `self.pattern`, which may read or replace them."""
+        att = self.weights(q, k)                                           # (B, nh, T, T_k)
+        if self.pattern.hooked:
+            att = self.pattern(att)                                        # (B, nh, T, T_k)
+        dropped = att.dropout(self.dropout, training=True) if self.training and self.dropout > 0 else att
+        return dropped @ v, att                                            # (B, nh, T, hs)
 
     def extra_repr(self) -> str:
         return (f"dim={self.dim}, n_head={self.n_head}, n_kv_head={self.n_kv_head}, causal={self.causal}, "

@@ -6,6 +6,8 @@ Pre-norm (GPT-2, nanoGPT, Llama), the norm sits inside the residual branch:
 Post-norm (the 2017 "Attention Is All You Need" block), the norm follows each residual sum:
     x = ln_1(x + attn(x))
     x = ln_2(x + mlp(x))
+attn_only=True drops ln_2 and the MLP (x = x + attn(ln_1(x)), or x = ln_1(x + attn(x))): the
+attention-only blocks of Elhage et al. 2021, small enough to read what each head does.
 Pre-norm keeps an untouched path from input to output, which is why deep stacks of it train without
 learning-rate warm-up tricks; post-norm is here to compare against.
 """
@@ -43,12 +45,16 @@ class Block(Module):
     def __init__(self, dim: int, n_head: int, n_kv_head: int | None = None, mlp_hidden: int | None = None,
                  mlp: str = "gelu", norm: str = "layernorm", prenorm: bool = True, causal: bool = True,
                  rope: bool = False, bias: bool = True, dropout: float = 0.0, n_expert: int = 0, top_k: int = 2,
-                 dtype="float32"):
+                 dtype="float32", attn_only: bool = False):
         hidden = 4 * dim if mlp_hidden is None else mlp_hidden
         self.dim, self.prenorm = dim, prenorm
         self.ln_1 = _make_norm(norm, dim, bias, dtype)
         self.attn = Attention(dim, n_head, n_kv_head, causal=causal, bias=bias, rope=rope, dropout=dropout,
                               dtype=dtype)
+        self.attn_only = attn_only
+        if attn_only:
+            self.resid_dropout = Dropout(dropout)
+            return
         self.ln_2 = _make_norm(norm, dim, bias, dtype)
         if n_expert > 0:
             self.mlp = MoE(dim, hidden, n_expert, top_k=top_k, activation=mlp, bias=bias, dtype=dtype)
@@ -59,7 +65,7 @@ class Block(Module):
     @property
     def aux_loss(self) -> Tensor | None:
         """The MoE load-balancing loss of the last forward (see nn.moe.MoE), None for a dense block."""
-        return self.mlp.aux_loss if isinstance(self.mlp, MoE) else None
+        return self.mlp.aux_loss if isinstance(getattr(self, "mlp", None), MoE) else None
 
     def forward(self, x: Tensor, kv_cache=None, return_weights: bool = False):
         """x (B, T, C) -> (B, T, C); with return_weights, (x, attention weights (B, nh, T, T_k))."""
@@ -68,11 +74,13 @@ class Block(Module):
         if self.prenorm:
             a, weights = self._attend(self.ln_1(x), kv_cache, return_weights)
             x = x + self.resid_dropout(a)
-            x = x + self.resid_dropout(self.mlp(self.ln_2(x)))
+            if not self.attn_only:
+                x = x + self.resid_dropout(self.mlp(self.ln_2(x)))
         else:
             a, weights = self._attend(x, kv_cache, return_weights)
             x = self.ln_1(x + self.resid_dropout(a))
-            x = self.ln_2(x + self.resid_dropout(self.mlp(x)))
+            if not self.attn_only:
+                x = self.ln_2(x + self.resid_dropout(self.mlp(x)))
         return (x, weights) if return_weights else x
 
     def _attend(self, x: Tensor, kv_cache, return_weights: bool):
@@ -83,4 +91,4 @@ class Block(Module):
         return self.attn(x, kv_cache=kv_cache), None
 
     def extra_repr(self) -> str:
-        return f"{self.dim}, prenorm={self.prenorm}"
+        return f"{self.dim}, prenorm={self.prenorm}" + (", attn_only=True" if self.attn_only else "")

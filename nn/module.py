@@ -9,11 +9,19 @@ Calling a module runs its `forward` inside the engine's name scope named by the 
 path from the outermost module that holds it (`transformer.h.0.attn`), the prefix of its parameters'
 names. So `draw_graph` boxes every block and sub-layer of a transformer like its state_dict, each
 parameter in the box of the layer that uses it, and a block called on its own draws the same boxes.
+
+Hooks, with PyTorch's signatures: `register_forward_pre_hook(fn)` calls fn(module, args) before
+forward (a return value other than None replaces the positional args; a non-tuple becomes a 1-tuple),
+`register_forward_hook(fn)` calls fn(module, args, output) after it (a return value other than None
+replaces the output). Hooks run in the order registered, each seeing what the previous one returned;
+both return a handle whose `remove()` takes the hook off. `HookPoint` is an identity layer that exists
+only to be hooked: it names an activation that is not any layer's input or output (attention's pattern).
 """
 from __future__ import annotations
 
+import itertools
 import weakref
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -34,6 +42,8 @@ class Module:
     _tree_version = 0  # bumped whenever any module gains or swaps a sub-layer or a parameter
     _calls_in_progress = 0
     _scope_base = ""   # the caller's scope around the outermost module call
+    _forward_pre_hooks: dict = {}  # {handle id: fn}, made per module on the first register (never mutated here)
+    _forward_hooks: dict = {}
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -49,10 +59,44 @@ class Module:
         state.scope = _join(Module._scope_base, path) if path is not None else _join(prev, self._local_name)
         Module._calls_in_progress += 1
         try:
-            return self.forward(*args, **kwargs)
+            if not (self._forward_pre_hooks or self._forward_hooks):
+                return self.forward(*args, **kwargs)
+            return self._call_with_hooks(args, kwargs)
         finally:
             Module._calls_in_progress -= 1
             state.scope = prev
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        for fn in list(self._forward_pre_hooks.values()):
+            new = fn(self, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        output = self.forward(*args, **kwargs)
+        for fn in list(self._forward_hooks.values()):
+            new = fn(self, args, output)
+            if new is not None:
+                output = new
+        return output
+
+    # ------------------------------------------------------------ hooks
+    def register_forward_pre_hook(self, fn: Callable) -> "RemovableHandle":
+        """fn(module, args) -> None or replacement args, called before each forward. Returns a handle;
+        `handle.remove()` takes the hook off."""
+        return self._add_hook("_forward_pre_hooks", fn)
+
+    def register_forward_hook(self, fn: Callable) -> "RemovableHandle":
+        """fn(module, args, output) -> None or a replacement output, called after each forward.
+        Returns a handle; `handle.remove()` takes the hook off."""
+        return self._add_hook("_forward_hooks", fn)
+
+    def _add_hook(self, kind: str, fn: Callable) -> "RemovableHandle":
+        if not callable(fn):
+            raise TypeError(f"{kind.strip('_')[:-1]}: expected a function, got {type(fn).__name__}")
+        if kind not in vars(self):
+            object.__setattr__(self, kind, {})  # the class default is shared and stays empty
+        handle = RemovableHandle(getattr(self, kind))
+        getattr(self, kind)[handle.id] = fn
+        return handle
 
     def __setattr__(self, key, value):
         if isinstance(value, (Module, list, tuple)) or (isinstance(value, Tensor) and value._ctx is None):
@@ -152,6 +196,38 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + (")" if not children else "\n)")
+
+
+class RemovableHandle:
+    """What register_forward_hook / register_forward_pre_hook return: `remove()` takes the hook off
+    (a second remove does nothing); also a context manager that removes it on exit."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = hooks
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class HookPoint(Module):
+    """forward(x) = x: a named place in a layer's computation where hooks can read or replace an
+    activation. A layer calls it only when it has hooks (`hooked`), so an unhooked model runs as before."""
+
+    @property
+    def hooked(self) -> bool:
+        return bool(self._forward_pre_hooks or self._forward_hooks)
+
+    def forward(self, x):
+        return x
 
 
 class ModuleDict(Module):
