@@ -48,7 +48,7 @@ def load(path) -> tuple[GPT, object | None]:
         except (KeyError, ValueError, TypeError):
             tokenizer = None   # a transformers tokenizer.json, not ours: the prompt must then be ids
         return model, tokenizer
-    from sample import load_model    # the train_gpt.py folder layout lives there
+    from sample import load_model  # the train_gpt.py folder layout lives there
     return load_model(path)
 
 

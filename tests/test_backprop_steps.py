@@ -9,7 +9,6 @@ import html.parser
 import io
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ import matplotlib.image
 import numpy as np
 import pytest
 
+from browser import chromium, headless_chrome
 from tinygrad_like import Tensor, backprop_steps
 from tinygrad_like.autograd import backprop, toposort
 from tinygrad_like.backprop_steps import show
@@ -252,13 +252,6 @@ def test_bad_loss_is_a_clear_error(tmp_path):
 
 # ---------------------------------------------------------------- in a real browser
 
-def chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome-headless-shell"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 def image(png: bytes) -> np.ndarray:
     return matplotlib.image.imread(io.BytesIO(png), format="png")[..., :3]
 
@@ -272,21 +265,9 @@ def non_blank(img: np.ndarray) -> bool:
 
 def test_browser_arrow_key_and_next_button_change_the_frame(pages, tmp_path):
     """Selenium drives headless Chromium: press the right arrow three times, then click next."""
-    browser, driver_path = chromium(), shutil.which("chromedriver")
-    if browser is None or driver_path is None:
-        pytest.skip("no headless browser: needs chromium and chromedriver on PATH "
-                    "(Debian: apt-get install chromium chromium-driver; .ci/run installs them)")
-    webdriver = pytest.importorskip("selenium.webdriver",
-                                    reason="selenium is in the test extra: pip install -e '.[test]'")
+    driver = headless_chrome(tmp_path / "profile")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,900",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
     try:
         driver.get(pages["attention_path"].resolve().as_uri())
         counter = driver.find_element(By.ID, "counter")

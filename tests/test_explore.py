@@ -4,12 +4,12 @@ slider, the head selector)."""
 import json
 import pathlib
 import re
-import shutil
 import sys
 
 import numpy as np
 import pytest
 
+from browser import headless_chrome
 from models.gpt import GPT, GPTConfig
 from models.lens import logit_lens
 from models.tokenizer import CharTokenizer
@@ -124,26 +124,15 @@ def test_usage_errors(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
-    driver_path = shutil.which("chromedriver")
-    if browser is None or driver_path is None:
-        pytest.skip("no headless browser: needs chromium and chromedriver on PATH")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('profile')}"):
-        options.add_argument(flag)
-    d = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
+    d = headless_chrome(tmp_path_factory.mktemp("profile"))
     yield d
     d.quit()
 
 
 def cells(driver) -> np.ndarray:
     """The heat map as the page shows it: (T, T) from the cells' data-v."""
-    values = driver.execute_script(
-        "return [...document.querySelectorAll('#attn-map rect.cell')].map(r => [+r.dataset.i, +r.dataset.j, +r.dataset.v])")
+    values = driver.execute_script("return [...document.querySelectorAll('#attn-map rect.cell')]"
+                                   ".map(r => [+r.dataset.i, +r.dataset.j, +r.dataset.v])")
     T = int(round(len(values) ** 0.5))
     out = np.zeros((T, T))
     for i, j, v in values:
@@ -191,8 +180,8 @@ def test_browser_heat_map_head_selector_and_temperature(pages, driver, name):
         np.testing.assert_allclose(got_p, p[got_ids.astype(int)], rtol=1e-6, atol=1e-9)
     assert driver.find_element("id", "temp-value").text == "T = 2.50"
 
-    lens = driver.execute_script(
-        "return [...document.querySelectorAll('#lens td.lens-cell')].map(c => [+c.dataset.l, +c.dataset.t, +c.dataset.p])")
+    lens = driver.execute_script("return [...document.querySelectorAll('#lens td.lens-cell')]"
+                                 ".map(c => [+c.dataset.l, +c.dataset.t, +c.dataset.p])")
     assert len(lens) == (d["n_layer"] + 1) * d["T"]
     expected = np.array(d["lens"]["probs"])[..., 0]
     for layer, t, prob in lens:
