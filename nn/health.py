@@ -168,8 +168,9 @@ class HealthMonitor:
         if self._first_grad_norm is None:
             self._first_grad_norm = total
         elif total > GROWTH * self._first_grad_norm > 0:
-            self._fire("grad growth", step, f"gradient norm {total:.3g} at step {step} is "
-                                            f"{total / self._first_grad_norm:.0f}x its first value {self._first_grad_norm:.3g}")
+            first = self._first_grad_norm
+            self._fire("grad growth", step, f"gradient norm {total:.3g} at step {step} is {total / first:.0f}x "
+                                            f"its first value {first:.3g}")
         worst = max(((v[-1], layer) for layer, v in self.per_layer["saturated"].items() if not math.isnan(v[-1])),
                     default=None)
         if worst is not None and worst[0] > SATURATION_HIGH:
@@ -195,12 +196,11 @@ class HealthMonitor:
         matrices = [ratios[n] for n, p in self.params.items() if p.ndim >= 2 and np.isfinite(ratios[n])]
         if matrices:
             median = float(np.median(matrices))
+            saw = f"median log10(|lr*update|/|w|) over weight matrices {median:.2f} at step {step}"
             if median > UPDATE_HIGH:
-                self._fire("update ratio high", step, f"median log10(|lr*update|/|w|) over weight matrices {median:.2f} "
-                                                      f"at step {step} (above {UPDATE_HIGH}; about -3..-1 is usual)")
+                self._fire("update ratio high", step, f"{saw} (above {UPDATE_HIGH}; about -3..-1 is usual)")
             elif median < UPDATE_LOW:
-                self._fire("update ratio low", step, f"median log10(|lr*update|/|w|) over weight matrices {median:.2f} "
-                                                     f"at step {step} (below {UPDATE_LOW})")
+                self._fire("update ratio low", step, f"{saw} (below {UPDATE_LOW})")
 
     # ------------------------------------------------------------ rules
     def _check_finite(self, step: int, loss: float | None) -> None:
@@ -271,7 +271,8 @@ class HealthMonitor:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7)
         if self.alerts:
-            fig.suptitle("\n".join(a[:150] for a in self.alerts), fontsize=8, color="firebrick", y=1.0 + 0.02 * len(self.alerts))
+            fig.suptitle("\n".join(a[:150] for a in self.alerts), fontsize=8, color="firebrick",
+                         y=1.0 + 0.02 * len(self.alerts))
         fig.tight_layout()
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
