@@ -113,7 +113,8 @@ def build_parser():
     p = _common.parser("explore", __doc__.splitlines()[0], out=False)
     p.add_argument("checkpoint", help="a train_gpt.py output folder, or a directory GPT.from_pretrained reads")
     p.add_argument("--prompt", default="\n", help="text to start from")
-    p.add_argument("--ids", help="the prompt as token ids ('5 9 2'), for a model without our tokenizer")
+    p.add_argument("--ids", help="the prompt as token ids ('5 9 2'), for a model without our tokenizer "
+                                  "(default: --prompt, encoded)")
     p.add_argument("--new-tokens", type=int, default=16, metavar="N", help="tokens to generate after the prompt")
     p.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0: greedy continuation")
     p.add_argument("--seed", type=int, default=0, help="for a sampled continuation")

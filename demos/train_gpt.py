@@ -30,6 +30,10 @@ Written into --out (default out/train_gpt/):
     attention.png       attention weights of every head of every layer on one validation snippet
     block_backward.svg  the backward graph of one transformer block, boxed by sub-layer
     summary.json        config, num_params, steps, train/val loss, unigram_val_loss, tokens/s, wall time
+    health.png          with --health N: every N steps, per layer, activation mean/std, saturated units,
+                        gradient norm and update-to-data ratio (nn/health.py; also summary["health"]);
+                        a rule that fires (initial loss far from ln V, an update ratio far from usual,
+                        saturation, exploding gradients, NaN/Inf) prints one line: what, and the usual fix
 
 Resuming is exact: batches come from the library RNG, which the checkpoint saves and restores, and
 an interrupted step is rolled back (its RNG draws undone; the update itself cannot be cut in half), so
@@ -56,6 +60,7 @@ import numpy as np
 from _common import UsageError
 from data import build_tokenizer, encode, get_batch, load_text, split_text, unigram_loss
 from models.gpt import GPT, GPTConfig
+from nn.health import HealthMonitor
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
 from tinygrad_like import Tensor, get_num_threads, no_grad, set_num_threads
 from tinygrad_like import random as _random
@@ -147,9 +152,10 @@ def evaluate_if_due(model, splits, settings, run: Run):
         run.record_eval(estimate_loss(model, splits, settings))
 
 
-def train(model, optimizer, splits, settings, run: Run) -> bool:
+def train(model, optimizer, splits, settings, run: Run, health: HealthMonitor | None = None) -> bool:
     """Steps run.step .. settings["steps"]; False if Ctrl-C stopped the run first (run.checkpointed
-    then rolled back the step it cut off and saved the last whole one)."""
+    then rolled back the step it cut off and saved the last whole one). `health`, when given, watches
+    every step around the forward, backward and update (it records only every N-th)."""
     steps, B, T = settings["steps"], settings["batch_size"], settings["block_size"]
     with run.checkpointed():  # a checkpoint at the end, or at Ctrl-C
         evaluate_if_due(model, splits, settings, run)  # the untrained model's loss (or one an interrupt cut off)
@@ -158,13 +164,20 @@ def train(model, optimizer, splits, settings, run: Run) -> bool:
             t0 = time.perf_counter()
             lr = cosine_schedule(run.step, settings["lr"], settings["warmup"], steps, settings["min_lr"])
             x, y = get_batch(splits["train"], B, T, _random.rng())                     # (B, T) each
+            step = run.step
+            if health:
+                health.before_forward(step)
             loss = forward_backward(model, x, y)
+            if health:
+                health.after_backward(step, loss)
             with hold_interrupt():  # from here the step completes, or it never happened
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 if settings["grad_clip"] > 0:
                     clip_grad_norm(model.parameters(), settings["grad_clip"])
                 optimizer.step()
+                if health:
+                    health.after_step(step)
                 optimizer.zero_grad()
                 run.stepped(loss)  # step + 1, the loss in the history, the RNG state a Ctrl-C rolls back to
             seconds = time.perf_counter() - t0
@@ -209,9 +222,14 @@ def run(args, parser, t_start: float) -> dict | None:
     state = Run(out, settings, model, optimizer, resume_dir)  # step 0, or the checkpoint's step
     baseline = unigram_loss(splits["train"], splits["val"], tokenizer.vocab_size)
     state.describe(info, tokenizer, splits, baseline)
-    if not train(model, optimizer, splits, settings, state):
+    health = None
+    if args.health is not None:
+        if args.health < 1:
+            parser.error(f"--health must be at least 1 (record every N steps), got {args.health}")
+        health = HealthMonitor(model, every=args.health, vocab_size=tokenizer.vocab_size)
+    if not train(model, optimizer, splits, settings, state, health):
         return None
-    return finish(state, tokenizer, splits, baseline, info, t_start)
+    return finish(state, tokenizer, splits, baseline, info, t_start, health)
 
 
 if __name__ == "__main__":

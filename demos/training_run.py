@@ -131,6 +131,9 @@ def build_parser():
                    help=f"tokens generated per prompt for samples.txt {_default('sample_tokens')}")
     t.add_argument("--prompt", action="append",
                    help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
+    t.add_argument("--health", type=int, nargs="?", const=10, metavar="N",
+                   help="every N steps, record the training health (nn/health.py): print the rules that fire, "
+                        "write health.png and a health section in summary.json (default: off; alone: N = 10)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
     t.add_argument("--threads", type=int, metavar="N", default=usable_cores(),
@@ -505,11 +508,16 @@ def check_long_enough(n_train: int, n_val: int, block_size: int, at_most: bool =
             raise UsageError(f"--block-size {block_size} is too long for the text: a window needs {block_size + 1} "
                              f"tokens and the {name} has {has}; use a smaller --block-size or a longer --text")
 
-def finish(run: Run, tokenizer, splits, baseline, info, t_start: float) -> dict | None:
-    """Write samples.txt, loss.png, attention.png, block_backward.svg and summary.json; returns the
-    summary, or None if Ctrl-C stopped the writing (the checkpoint is saved: a resume writes them)."""
+def finish(run: Run, tokenizer, splits, baseline, info, t_start: float, health=None) -> dict | None:
+    """Write samples.txt, loss.png, attention.png, block_backward.svg and summary.json (with `health`, a
+    nn.health.HealthMonitor, also health.png and summary["health"]); returns the summary, or None if
+    Ctrl-C stopped the writing (the checkpoint is saved: a resume writes them)."""
     try:
         summary = write_results(run.model, tokenizer, splits, run.history, baseline, run.settings, info, run.out)
+        if health is not None:
+            summary["files"]["health"] = str(health.plot(run.out / "health.png"))
+            print(f"  wrote {run.out / 'health.png'}")
+            summary["health"] = health.summary()
     except KeyboardInterrupt:
         print(f"\ninterrupted while writing the results; the checkpoint is saved, and "
               f"python demos/train_gpt.py --resume {run.out} writes them")

@@ -158,3 +158,21 @@ def test_summary_is_json_and_plot_writes_a_png(healthy, tmp_path):
         "act_mean", "act_std", "saturated", "grad_norm", "update_ratio"}
     path = health.plot(tmp_path / "health.png")
     assert path.stat().st_size > 10_000
+
+
+def test_train_gpt_health_flag_writes_png_and_summary(tmp_path, capsys):
+    import pathlib
+    import sys
+    demos = pathlib.Path(__file__).resolve().parents[1] / "demos"
+    if str(demos) not in sys.path:
+        sys.path.append(str(demos))
+    import train_gpt
+    flags = ["--preset", "tiny", "--tokenizer", "char", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+             "--block-size", "16", "--batch-size", "4", "--eval-iters", "2", "--sample-tokens", "4", "--steps", "6",
+             "--eval-interval", "3", "--out", str(tmp_path)]
+    summary = train_gpt.main([*flags, "--health", "2"])
+    assert summary["health"]["steps"] == [0, 2, 4] and (tmp_path / "health.png").stat().st_size > 10_000
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["health"]["layers"] == ["embed", "h.0", "head"] and saved["files"]["health"].endswith("health.png")
+    plain = train_gpt.main([*flags, "--out", str(tmp_path / "plain")])
+    assert "health" not in plain and plain["val_loss"] == summary["val_loss"]  # watching changes nothing

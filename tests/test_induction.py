@@ -27,7 +27,8 @@ def test_induction_score_of_a_perfect_and_a_uniform_pattern():
         perfect[0, 0, t, t - L + 1 if t >= L else t] = 1.0         # head 0: the induction stripe
         perfect[0, 1, t, max(t - 1, 0)] = 1.0                        # head 1: previous token
     uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
-    cache = {"transformer.h.0.attn.pattern": perfect, "transformer.h.1.attn.pattern": np.broadcast_to(uniform, (1, 2, T, T))}
+    cache = {"transformer.h.0.attn.pattern": perfect,
+             "transformer.h.1.attn.pattern": np.broadcast_to(uniform, (1, 2, T, T))}
     scores = induction.induction_scores(cache, 2, L)
     np.testing.assert_allclose(scores[0], [1.0, 0.0])
     np.testing.assert_allclose(scores[1], np.mean(1 / np.arange(L + 1, 2 * L)))   # chance: 1/(position + 1)
