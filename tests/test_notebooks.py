@@ -127,7 +127,7 @@ def all_text(nb) -> str:
 
 
 def test_there_are_five_notebooks_each_with_exercises_and_hidden_answers():
-    assert len(PATHS) == 5, NAMES
+    assert {name.split("_")[0] for name in NAMES} >= {"1", "2", "3", "4", "5", "7"}, NAMES
     for name in NAMES:
         nb = stored(name)
         markdown = "\n".join(_text(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
@@ -244,3 +244,14 @@ def test_block_notebook_rebuilds_the_block_and_draws_its_weights_in_their_boxes(
             assert box in clusters and f"AccumulateGrad {box}.weight" in svg, box
     assert "MultiHeadAttentionBackward (fused)" in opened and "MultiHeadAttentionBackward (fused)" not in fused
     assert "ExpBackward" in opened and "ExpBackward" not in fused
+
+
+def test_inside_notebook_caches_bitwise_finds_the_induction_head_and_ablates_it():
+    text = all_text(stored("7_inside_a_trained_model"))
+    assert "same logits as model(idx): True" in text and "last row = the model's logits: True" in text
+    assert "resid_post = resid_pre + attn.out + mlp.out, largest difference: 0.0" in text
+    scores = re.search(r"layer 1 +([\d.]+) ([\d.]+) +([\d.]+) ([\d.]+)", text).groups()
+    assert max(map(float, scores[:2])) < 0.05 and max(map(float, scores[2:])) > 0.5   # chance, then a head
+    intact, best, other = map(float, re.search(
+        r"intact ([\d.]+) \| best head L1H\d zeroed ([\d.]+) \| L1H\d zeroed ([\d.]+)", text).groups())
+    assert best > math.log(64) > 1.0 > intact and other - intact < 0.5
