@@ -9,8 +9,8 @@ reads KV head h // (n_head // n_kv_head). With n_kv_head = n_head this is plain 
 attention, with n_kv_head = 1 it is multi-query attention. The KV cache shrinks by n_head / n_kv_head.
 
 Without RoPE, a KV cache, attention dropout or weights to return, everything between c_attn and
-c_proj is one engine op (`Tensor.multihead_attention`); otherwise the heads are split here and
-attended with the engine's sdpa, which is also what `with composed():` shows.
+c_proj is the engine's `Tensor.multihead_attention` (one fused op on the fast path; split, sdpa and
+join inside `with composed():`); otherwise the heads are split here and attended with the engine's sdpa.
 
 Names follow nanoGPT (`c_attn`, `c_proj`, B, T, C, nh, hs), so GPT-2 weights load by name.
 References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et al. 2023, GQA
@@ -140,8 +140,8 @@ class Attention(Module):
         nh, nkv = self.n_head, self.n_kv_head
         qkv = self.c_attn(x)                                          # (B, T, (nh + 2·nkv)·hs)
         written_out = self.pattern.hooked or (self.training and self.dropout > 0)
-        if state.fused and self.rope is None and kv_cache is None and not return_weights and not written_out:
-            # the common case: one op from c_attn's output
+        if self.rope is None and kv_cache is None and not return_weights and not written_out:
+            # the common case: the engine's multi-head attention
             return self.c_proj(qkv.multihead_attention(nh, nkv, is_causal=self.causal))
         q, k, v = self.split_heads(qkv, start=kv_cache.length if kv_cache is not None else 0)
         if kv_cache is not None:
