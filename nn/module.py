@@ -191,7 +191,7 @@ class Module:
 
     def __repr__(self):
         lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        children = list(self.children())
+        children = [(n, c) for n, c in self.children() if not isinstance(c, HookPoint)]  # places, not layers
         for name, child in children:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")

@@ -237,3 +237,9 @@ def test_attn_only_config_counts_exports_and_old_configs():
         hf_family(config)
     with pytest.raises(ValueError, match="attn_only=True has no MLP"):
         GPTConfig(vocab_size=40, block_size=16, n_layer=2, n_head=4, n_embd=32, attn_only=True, n_expert=2)
+
+
+def test_hook_points_are_named_modules_but_not_shown_in_repr():
+    model = make()
+    assert "transformer.h.0.attn.pattern" in dict(model.named_modules())
+    assert "pattern" not in repr(model) and "HookPoint" not in repr(model.transformer.h[0])
