@@ -11,8 +11,25 @@ heap when its first gradient arrives, so no separate pass has to sort the graph 
 from __future__ import annotations
 
 import heapq
+import weakref
 
 from tinygrad_like.function import check_finite, state
+
+_retained = weakref.WeakValueDictionary()   # {id(t): t}, the intermediates whose .grad is kept (retain_grad)
+
+
+def retain(t) -> None:
+    """Keep the gradient of the intermediate tensor `t` in t.grad at every backward (Tensor.retain_grad).
+    Held weakly and by id: a tensor's == is elementwise, so it cannot be looked up by equality."""
+    _retained[id(t)] = t
+
+
+def _keep_grad(node, g, create_graph: bool) -> None:
+    """Accumulate g into the .grad of a retained intermediate, as backprop does for a leaf."""
+    if node.grad is None:
+        node.grad = g if create_graph else type(g)._make(g.data.copy(), None)
+    else:
+        node.grad = node.grad + g if create_graph else type(g)._make(node.grad.data + g.data, None)
 
 
 def toposort(roots) -> list:
@@ -99,6 +116,8 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     found[node] = g
                 if retain_graph:
                     node._last_grad = g.data
+                if _retained and wanted is None and _retained.get(id(node)) is node:
+                    _keep_grad(node, g, create_graph)
                 parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
                 if not isinstance(parent_grads, tuple):
                     parent_grads = (parent_grads,)
