@@ -95,7 +95,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     # .grad must be an array of its own (optimizers update it in place): copy g when it is
                     # a view (of a broadcast, a reshape, ...) or was already handed out. A fresh result,
                     # like a matmul's, is kept without paying for a copy.
-                    own = g not in handed_out and g.data.flags.owndata and g.data.flags.writeable
+                    own = g not in handed_out and g._data.flags.owndata and g._data.flags.writeable
                     node.grad = g if own or create_graph else type(g)._make(g.data.copy(), None)
                     handed_out.add(g)
                 elif create_graph:
@@ -128,7 +128,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 if pg is not None:
                     if anomaly:
                         check_finite(ctx, pg.data, "backward gradient")
-                    if pg.data.dtype != p.data.dtype:
+                    if pg._data.dtype != p._data.dtype:
                         pg = pg.cast(p.dtype)
                     if on_step is not None:
                         passed.append((p, pg))
@@ -142,7 +142,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 elif create_graph:
                     grads[p] = grads[p] + pg
                 else:  # plain arrays: the sum needs no graph, so skip the Tensor op
-                    grads[p] = type(pg)._make(grads[p].data + pg.data, None)
+                    grads[p] = type(pg)._make(grads[p]._data + pg._data, None)
             if on_step is not None and g is not None:
                 on_step(node, g, passed)
             if not retain_graph:

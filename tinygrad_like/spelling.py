@@ -30,9 +30,14 @@ def spellings(fn):
             renames[alias] = name
     op = fn.__name__
 
+    twice = [(n, positional.index(n)) for n in set(renames.values()) | {a for a, _ in guarded} if n in positional]
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if kwargs:
+            for name, position in twice:
+                if name in kwargs and position < len(args):
+                    raise TypeError(f"{op}: got {name} twice, by position and as {name}=; pass one, not both")
             for alias, name in renames.items():
                 if alias in kwargs:
                     if name in kwargs or (name in positional and positional.index(name) < len(args)):
