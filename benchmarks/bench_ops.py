@@ -18,6 +18,9 @@
     python benchmarks/bench_ops.py [--repeats 2000] [--rounds 3] [--op-repeats 20] [--threads 2]
     python benchmarks/bench_ops.py --threads 1 --clock cpu    # CPU time: steadier on a shared machine
 
+Run as a command, it writes benchmarks/results/bench_ops.json (benchmarks/record.py); without --threads
+and --clock it runs twice: on every core in wall time, then on 1 thread in CPU time.
+
 `--threads N` (default: every core) as in bench_train.py: torch.set_num_threads(N) for PyTorch; for
 ours, OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS and TINYGRAD_LIKE_NUM_THREADS (the
 engine's own thread pool) set in the worker's environment before numpy loads.
@@ -37,6 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import record  # noqa: E402
 from machine import machine_line, matmul_gflops, median_seconds, torch_available, worker_result  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
 from tinygrad_like.fused import array_max, array_sum  # noqa: E402
@@ -247,4 +251,11 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    argv = sys.argv[1:]
+    if "--worker" in argv:                        # a worker process: prints its RESULT line, records nothing
+        main(argv)
+    else:
+        runs = {"every core, wall time": main(argv)}
+        if "--threads" not in argv and "--clock" not in argv:  # the README's bracketed column
+            runs["1 thread, CPU time"] = main(argv + ["--threads", "1", "--clock", "cpu"])
+        record.save("bench_ops", runs)
