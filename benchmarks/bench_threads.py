@@ -35,9 +35,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import record  # noqa: E402
 from machine import blas_limit, machine_line  # noqa: E402
-from tinygrad_like import Tensor, pool  # noqa: E402
+from tinygrad_like import Tensor  # noqa: E402
+from tinygrad_like.fast import pool  # noqa: E402
+from tinygrad_like.fast.memory import tune_malloc  # noqa: E402
 from tinygrad_like.function import Function  # noqa: E402
-from tinygrad_like.memory import tune_malloc  # noqa: E402
 
 B, T, N_HEAD, C = 16, 128, 4, 128
 KINDS = {"Linear": "matmul", "MultiHeadAttention": "attention", "Gelu": "elementwise",

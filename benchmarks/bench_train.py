@@ -23,7 +23,7 @@ torch.set_num_threads(N); ours through the environment its process starts with, 
 loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the BLAS, and
 TINYGRAD_LIKE_NUM_THREADS for the engine's own thread pool. The table shows the thread count each
 worker really got: for ours the pool's threads and numpy's BLAS threads (threadpoolctl, when installed;
-BLAS is held to one while the pool has more, tinygrad_like/pool.py), torch.get_num_threads().
+BLAS is held to one while the pool has more, tinygrad_like/fast/pool.py), torch.get_num_threads().
 """
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: in
 
 
 def run_worker(args) -> None:
-    from tinygrad_like.memory import tune_malloc
+    from tinygrad_like.fast.memory import tune_malloc
     if args.tune_malloc:
         tune_malloc()
     cfg = CONFIGS[args.config]

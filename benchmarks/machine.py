@@ -12,7 +12,7 @@ The three measured figures bound most of what the benchmarks see: the float32 ma
 numpy's BLAS (what Linear and attention can reach), memory bandwidth, as the bytes read plus written
 per second by a copy of a 64 MB float32 array (what every elementwise pass over an array larger than
 the cache can reach), and the median time of `a + b` on two 2x2 float32 arrays (the floor under the
-per-op overhead of a Python autograd engine). The L2 size sets attention's tiles (tinygrad_like/flash.py);
+per-op overhead of a Python autograd engine). The L2 size sets attention's tiles (tinygrad_like/fast/flash.py);
 the load average says whether other processes shared the cores. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which change
 the kernels OpenBLAS picks, are shown when set.
 """
@@ -157,7 +157,7 @@ def load_average() -> str:
 def machine_line() -> str:
     """Measured once per process, at the first call (a benchmark's start), so the line a command prints
     first is the one its results file holds (benchmarks/record.py)."""
-    from tinygrad_like.flash import l2_bytes
+    from tinygrad_like.fast.flash import l2_bytes
     env = " | ".join(f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ)
     load = load_average()
     return (f"machine: {cpu_model()}, {os.cpu_count()} cores, L2 {l2_bytes() >> 10} KiB | numpy {np.__version__}, "
