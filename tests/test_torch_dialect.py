@@ -568,3 +568,33 @@ def test_gelu_softmax_of_integers_are_float32_too():
     x = Tensor([1, 2, 3])
     assert x.gelu().dtype == np.float32 and x.silu().dtype == np.float32
     assert x.softmax(dim=0).dtype == np.float32 and x.log_softmax(0).dtype == np.float32
+
+
+# ---------------------------------------------------------------- the new ops, gradchecked in float64
+
+NEW_OPS = [
+    ("prod", lambda a: a.prod(dim=1)),
+    ("prod-all", lambda a: a.prod()),
+    ("prod-keepdim", lambda a: a.prod(0, keepdim=True)),
+    ("max-pair", lambda a: a.max(dim=1).values),
+    ("min-pair", lambda a: a.min(0, keepdim=True).values),
+    ("amax", lambda a: a.amax(dim=(0, 1))),
+    ("gelu-exact", lambda a: a.gelu(approximate="none")),
+]
+
+
+@pytest.mark.parametrize("what, fn", NEW_OPS, ids=[c[0] for c in NEW_OPS])
+def test_new_ops_pass_gradcheck_and_gradgradcheck(what, fn):
+    data = arrays_for([(3, 5)], "distinct")[0]
+    data[1, 2] = 0.0                                          # prod's gradient must stay right at a zero
+    x = Tensor(data, requires_grad=True)
+    assert gradcheck(fn, x) and gradgradcheck(fn, x)
+
+
+def test_prod_with_two_zeros_and_an_empty_axis_match_pytorch():
+    data = np.array([[0.0, 2.0, 0.0, 3.0], [1.5, -2.0, 0.5, 4.0]])
+    x, t = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x.prod(1).sum().backward()
+    t.prod(1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    assert Tensor.zeros(2, 0).prod(dim=1).tolist() == torch.zeros(2, 0).prod(dim=1).tolist() == [1.0, 1.0]

@@ -27,7 +27,7 @@ from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
 from tinygrad_like.elementwise_math import ElementwiseMathMixin
 from tinygrad_like.errors import DimError, ShapeError
-from tinygrad_like.function import Function, current_scope, no_grad, state
+from tinygrad_like.function import Function, current_scope, state
 from tinygrad_like.inplace import InplaceMixin, leaf_error
 from tinygrad_like.movement import MovementMixin
 from tinygrad_like.reductions import ReductionMixin, correction_of
@@ -318,22 +318,14 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
         result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
         `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
-        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name."""
+        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name
+        (unlike the named in-place methods, whose result a caller may drop: see inplace.py)."""
         recording = state.grad_enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
-        if recording:
-            if self.requires_grad and self._ctx is None:
-                raise leaf_error(name)
-            return op(self, other)
-        with no_grad():
-            result = op(self, other).data
-        if result.shape != self.shape:
-            raise ShapeError(f"{name}: the result's shape {result.shape} is not the tensor's shape {self.shape}")
-        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
-            raise TypeError(f"{name}: the result's dtype {result.dtype} cannot be written into a {self.dtype} tensor")
-        if not self.data.flags.writeable:
-            raise ValueError(f"{name}: this tensor's array is read-only (a broadcast view?); make a copy first")
-        np.copyto(self.data, result, casting="same_kind")
-        return self
+        if not recording:
+            return self._update(name, lambda: op(self, other), other)
+        if self.requires_grad and self._ctx is None:
+            raise leaf_error(name)
+        return op(self, other)
 
     def __iadd__(self, other): return self._inplace(other, Tensor.__add__, "+=")
     def __isub__(self, other): return self._inplace(other, Tensor.__sub__, "-=")
