@@ -81,6 +81,8 @@ case("max", [(2, 3, 4)], lambda x: x.max(axis=1, keepdims=True), lambda x: x.ama
 case("max", [(2, 3, 4)], lambda x: x.max(), lambda x: x.max(), kind="distinct")
 case("min", [(2, 3, 4)], lambda x: x.min(dim=2), lambda x: x.min(dim=2), kind="distinct")
 case("min", [(2, 3, 4)], lambda x: x.min(0), lambda x: x.min(0), kind="distinct")
+case("max", [(2, 3), (2, 3)], lambda a, b: a.max(b), lambda a, b: a.max(b), kind="distinct")
+case("min", [(2, 3), (3,)], lambda a, b: a.min(b), lambda a, b: a.min(b), kind="distinct")
 case("min", [(2, 3, 4)], lambda x: x.min(axis=-1, keepdim=True), lambda x: x.amin(-1, keepdim=True), kind="distinct")
 case("argmax", [(3, 4)], lambda x: x.argmax(dim=1), lambda x: x.argmax(dim=1), kind="distinct")
 case("argmax", [(3, 4)], lambda x: x.argmax(axis=0, keepdims=True), lambda x: x.argmax(0, keepdim=True),
@@ -352,6 +354,8 @@ INPLACE = [
     ("div_", lambda x: x.div_(4.0)),
     ("clamp_", lambda x: x.clamp_(-0.5, 0.5)),
     ("clamp_-min", lambda x: x.clamp_(min=0.0)),
+    ("masked_fill_", lambda x: x.masked_fill_((torch.tensor if isinstance(x, torch.Tensor) else Tensor)(
+        [[True, False, True], [False, False, True]]), -1.5)),
 ]
 
 

@@ -1,6 +1,6 @@
 """PyTorch's arithmetic by name: out of place (`add`, `sub`, `mul`, `div`, each with PyTorch's `alpha`
-where it has one) and in place (`add_`, `sub_`, `mul_`, `div_`, `clamp_`, `zero_`, `fill_`, `copy_`,
-`normal_`, `uniform_`), with PyTorch's rules for writing into a tensor.
+where it has one) and in place (`add_`, `sub_`, `mul_`, `div_`, `clamp_`, `masked_fill_`, `zero_`,
+`fill_`, `copy_`, `normal_`, `uniform_`), with PyTorch's rules for writing into a tensor.
 
 An in-place method writes into the tensor's own array and returns the tensor itself, when no graph
 is being recorded: under `no_grad()` (an optimizer step, an init), or when neither the tensor nor the
@@ -114,6 +114,9 @@ class InplaceMixin:
 
     def clamp_(self, min=None, max=None) -> Tensor:
         return self._update("clamp_", lambda: self.clamp(min, max))
+
+    def masked_fill_(self, mask, value) -> Tensor:
+        return self._update("masked_fill_", lambda: self.masked_fill(mask, value), value)
 
     def zero_(self) -> Tensor:
         check_inplace(self, "zero_")

@@ -412,14 +412,20 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def max(self, dim=None, keepdim=False, *, axis=None):
         """Three habits, one name. x.max(): the largest entry. x.max(axis=...) (numpy's, tinygrad's):
         the values, as amax. x.max(d) or x.max(dim=d) (PyTorch's): the pair (values, indices) along
-        dim d, the index of the first largest entry, which gets the whole gradient (as in PyTorch)."""
+        dim d, the index of the first largest entry, which gets the whole gradient (as in PyTorch).
+        x.max(other_tensor) is PyTorch's elementwise maximum."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
         if dim is None:
             return self.amax(axis, keepdim)
         return self._extreme(dim, keepdim, np.argmax, "max")
 
     @spellings
     def min(self, dim=None, keepdim=False, *, axis=None):
-        """Like max: x.min(), x.min(axis=...) the values (amin), x.min(d) the pair (values, indices)."""
+        """Like max: x.min(), x.min(axis=...) the values (amin), x.min(d) the pair (values, indices),
+        x.min(other_tensor) the elementwise minimum."""
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
         if dim is None:
             return self.amin(axis, keepdim)
         return self._extreme(dim, keepdim, np.argmin, "min")
