@@ -49,9 +49,12 @@ def _key(t) -> int:
     return id(t._ctx) if t._ctx is not None else id(t)
 
 
-def _leaf_scope(t) -> str:
+def _leaf_scope(t, user_scopes=()) -> str:
+    """A parameter named `attn.c_attn.weight` sits in the box of the op that reads it: the user's scope
+    that is `attn.c_attn` or ends with it (a module called inside an outer scope), else `attn.c_attn`."""
     if t.name and "." in t.name:
-        return t.name.rsplit(".", 1)[0]
+        prefix = t.name.rsplit(".", 1)[0]
+        return next((s for s in user_scopes if s == prefix or s.endswith("." + prefix)), prefix)
     return t.scope or ""
 
 
@@ -192,6 +195,13 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     def node_id(t) -> str:
         return f"n{numbers.setdefault(_key(t), len(numbers))}"
 
+    user_scopes: dict[int, list] = {}  # leaf -> the scopes of the ops that read it
+    for t in (t for t in tensors if t._ctx is not None):
+        box = opener.box_of.get(_key(t))
+        for p in t._ctx.parents:
+            user_scopes.setdefault(_key(opener.resolve(p, open_new=False)), []).append(
+                opener.boxes[box][1] if box else t._ctx.scope or "")
+
     for t in tensors:
         ctx, box = t._ctx, opener.box_of.get(_key(t))
         data = t.data
@@ -206,7 +216,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             if show_grads and t.grad is not None:
                 label.append(_norm(t.grad.data))
             color = "lightblue" if t.requires_grad else "lightgrey"
-            where = (opener.boxes[box][1], box) if box else (_leaf_scope(t), None)
+            where = (opener.boxes[box][1], box) if box else (_leaf_scope(t, user_scopes.get(_key(t), ())), None)
             nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
             continue
         lost = lost or ctx.freed and (show_grads and direction == "backward" or show_values and data is None)
