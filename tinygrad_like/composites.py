@@ -236,21 +236,51 @@ class CompositeMixin:
         return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
 
     def cross_entropy(self, target, reduction="mean", label_smoothing=0.0, ignore_index=-100):
-        """tinygrad's spelling of PyTorch's F.cross_entropy: self holds logits with the classes on axis 1,
-        (C,), (N, C) or (N, C, d1, ...); target holds class indices, (), (N) or (N, d1, ...), or class
-        probabilities of self's shape (floating point). See tinygrad_like.functional.cross_entropy."""
-        from tinygrad_like import functional  # functional is built on Tensor, so it is imported on use
-        return functional.cross_entropy(self, target, ignore_index=ignore_index, reduction=reduction,
-                                        label_smoothing=label_smoothing)
+        """PyTorch's F.cross_entropy (and tinygrad's Tensor.cross_entropy): logsumexp(x) − x[target] per
+        position, with label smoothing ε mixing in ε·(logsumexp(x) − mean(x)). self holds logits with the
+        classes on axis 1: (C,), (N, C) or (N, C, d1, ...); target holds class indices, () / (N) /
+        (N, d1, ...), or class probabilities p of self's shape (floating point): −Σ_c p_c log softmax(x)_c
+        per position, p smoothed to (1 − ε)p + ε/C. reduction "mean" | "sum" | "none"."""
+        probs = target if isinstance(target, type(self)) else np.asarray(target)
+        if probs.dtype.kind == "f" and probs.shape == self.shape:
+            classes = 1 if self.ndim > 1 else 0
+            p = self._lift(probs) if isinstance(probs, np.ndarray) else probs
+            if label_smoothing:
+                p = (1 - label_smoothing) * p + label_smoothing / self.shape[classes]
+            return reduced(-(p * self.log_softmax(dim=classes)).sum(classes), reduction, "cross_entropy")
+        return self._classes_last().sparse_categorical_crossentropy(
+            target, ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
 
     def nll_loss(self, target, weight=None, ignore_index=None, reduction="mean"):
-        """tinygrad's spelling of PyTorch's F.nll_loss: −self[target] per position, self log-probabilities
-        with the classes on axis 1 (e.g. x.log_softmax(dim=1)). ignore_index None ignores nothing."""
-        from tinygrad_like import functional
+        """PyTorch's F.nll_loss (and tinygrad's Tensor.nll_loss): −self[target] per position, self
+        log-probabilities (e.g. x.log_softmax(dim=1)) of shape (N, C) or (N, C, d1, ...); target (N) or
+        (N, d1, ...) integers. ignore_index None ignores nothing."""
         if weight is not None:
             raise NotImplementedError("nll_loss: class weights are not supported")
-        return functional.nll_loss(self, target, ignore_index=-100 if ignore_index is None else ignore_index,
-                                   reduction=reduction)
+        ignore_index = -100 if ignore_index is None else ignore_index
+        logp = self._classes_last()
+        targets = np.asarray(target.data if isinstance(target, type(self)) else target)
+        n_class = logp.shape[-1]
+        if targets.shape != logp.shape[:-1]:
+            raise ShapeError(f"nll_loss: input {self.shape} needs target of shape {logp.shape[:-1]}, "
+                             f"got {targets.shape}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        flat = targets.reshape(-1)
+        rows = np.nonzero(flat != ignore_index)[0]
+        bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= n_class)]
+        if bad.size:
+            raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
+        if reduction == "none":                                                   # 0 at ignored positions
+            keep = type(self)._make(flat != ignore_index, None)
+            every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
+            return keep.where(every, 0.0).reshape(targets.shape)
+        picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
+        return picked.sum() if reduction == "sum" else picked.sum() / max(len(rows), 1)
+
+    def _classes_last(self):
+        """(N, C, d1, ...) -> (N, d1, ..., C): PyTorch keeps classes on axis 1, our losses on the last axis."""
+        return self if self.ndim <= 2 else self.permute(0, *range(2, self.ndim), 1)
 
     def dropout(self, p=0.5, training=True):
         """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
@@ -301,3 +331,14 @@ class CompositeMixin:
             raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
                              f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
         return run("multihead_attention", self, n_head, n_kv_head, is_causal)
+
+
+def reduced(loss, reduction: str, op: str):
+    """loss per position, reduced as PyTorch's `reduction` says: "mean", "sum" or "none"."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
