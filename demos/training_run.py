@@ -135,7 +135,7 @@ def build_parser():
                    help="every N steps, record the training health (nn/health.py): print the rules that fire, "
                         "write health.png and a health section in summary.json (default: off; alone: N = 10)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
-                   help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
+                   help="keep glibc's default allocator settings (see tinygrad_like/fast/memory.py)")
     t.add_argument("--threads", type=int, metavar="N", default=usable_cores(),
                    help="threads for products and attention (tinygrad_like.set_num_threads; default: every "
                         "core, as PyTorch; 1 leaves numpy's BLAS its own threads)")
