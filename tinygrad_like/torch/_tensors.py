@@ -89,11 +89,11 @@ class Generator:
     def __init__(self, device="cpu"):
         check_device(device, "Generator")
         self._seed = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
-        self._rng = np.random.default_rng(self._seed)
+        self.generator = np.random.default_rng(self._seed)  # the numpy stream (Tensor.normal_ etc. accept this object)
 
     def manual_seed(self, seed) -> "Generator":
         self._seed = builtins_int(seed)
-        self._rng = np.random.default_rng(self._seed)
+        self.generator = np.random.default_rng(self._seed)
         return self
 
     def seed(self):
@@ -112,7 +112,7 @@ class Generator:
         return self
 
     def _numpy(self) -> np.random.Generator:
-        return self._rng
+        return self.generator
 
 
 class _DefaultGenerator(Generator):
@@ -125,6 +125,14 @@ class _DefaultGenerator(Generator):
         self._seed = builtins_int(seed)
         Tensor.manual_seed(self._seed)
         return self
+
+    @property
+    def generator(self) -> np.random.Generator:
+        return _random.rng()
+
+    @generator.setter
+    def generator(self, value) -> None:
+        raise AttributeError("torch.default_generator: reseed it with manual_seed()")
 
     def _numpy(self) -> np.random.Generator:
         return _random.rng()
