@@ -344,3 +344,10 @@ def test_200_adamw_steps_in_float64_follow_pytorchs_losses(model):
     theirs, ours = torch_parity.adamw_losses(model, 200, real)
     worst = max(rel(o, t) for o, t in zip(ours, theirs))
     assert worst <= 1e-9 and math.isfinite(ours[-1]) and ours[-1] < ours[0]
+
+
+def test_bench_facade_times_both_frameworks_alternated(tmp_path):
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_facade
+    summary = bench_facade.main(["--rounds", "2", "--steps", "1", "--threads", "1", "--out", str(tmp_path / "b.json")])
+    assert len(summary["ms_per_step"]["torch"]) == 2 and summary["ratio"] > 0 and (tmp_path / "b.json").exists()
