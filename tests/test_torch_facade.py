@@ -234,3 +234,13 @@ def test_a_pytorch_style_gpt_draws_with_its_state_dict_names_and_steps_and_gradc
     page = backprop_steps((head(x) ** 2).sum(), tmp_path / "head.html")
     assert "heads.0" in page.read_text()
     assert gradcheck(lambda x, *ps: head(x), x, *head.parameters())
+
+
+def test_bring_your_torch_demo_trains_draws_and_writes_the_head_page(tmp_path):
+    sys.path.insert(0, str(ROOT / "demos"))
+    import bring_your_torch
+    logs = bring_your_torch.main(["--steps", "3", "--no-torch", "--out", str(tmp_path)])
+    assert len(logs["engine"]["losses"]) == 3
+    for name in ("losses.png", "block_backward.svg", "head_backprop.html"):
+        assert (tmp_path / name).stat().st_size > 1000, name
+    assert "blocks.0.sa.heads.1.key" in (tmp_path / "block_backward.svg").read_text()
