@@ -79,10 +79,10 @@ from tinygrad_like.torch.serialization import load, save
 
 globals().update(_functions.FUNCTIONS)
 
-from tinygrad_like.torch import backends, cuda, nn, optim, utils  # noqa: E402 (they import the names above)
+from tinygrad_like.torch import autograd, backends, cuda, nn, optim, utils  # noqa: E402 (they import the names above)
 
 __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
 
-__all__ = ["Tensor", *_tensors.__all__, *_functions.FUNCTIONS, "save", "load", "nn", "optim", "utils", "cuda",
-           "backends", "install", "uninstall", "supported_names"]
+__all__ = ["Tensor", *_tensors.__all__, *_functions.FUNCTIONS, "save", "load", "autograd", "nn", "optim", "utils",
+           "cuda", "backends", "install", "uninstall", "supported_names"]

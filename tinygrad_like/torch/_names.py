@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.optim",
-           "torch.optim.lr_scheduler", "torch.utils.data", "torch.cuda", "torch.backends")
+MODULES = ("torch", "torch.autograd", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+           "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.cuda", "torch.backends")
 
 
 def _module(name: str):
