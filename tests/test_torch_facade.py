@@ -229,6 +229,8 @@ def test_a_pytorch_style_gpt_draws_with_its_state_dict_names_and_steps_and_gradc
     source = draw_graph(loss, direction="backward").source
     for box in ("blocks.0.sa.heads.1.key", "blocks.0.ffwd.net.0", "blocks.0.ln1", "lm_head"):
         assert f'label="{box}"' in source or f"label={box} " in source, box
+    opened = draw_graph(loss, direction="backward", expand=True).source
+    assert "(fused)" in opened and opened.count(" [label=") > source.count(" [label=")   # fused ops opened
     head = model.blocks[0].sa.heads[0]
     x = torch.randn(1, 3, 8, dtype=torch.float64, requires_grad=True)
     page = backprop_steps((head(x) ** 2).sum(), tmp_path / "head.html")
