@@ -41,7 +41,7 @@ class BatchNorm1d(Module):
         axes = (0,) if x.ndim == 2 else (0, 2)
         per_feature = (-1,) if x.ndim == 2 else (-1, 1)               # (C,) or (C, 1): broadcasts over N (and L)
         if self.training or not self.track_running_stats:
-            n = x.size // self.num_features
+            n = x.numel() // self.num_features
             if self.training and n < 2:
                 raise ValueError(f"BatchNorm1d: training needs more than 1 value per feature, got input {x.shape} "
                                  "(use a batch of 2 or more, or call model.eval())")

@@ -103,7 +103,7 @@ def test_batchnorm_train_values_running_stats_and_gradcheck(shape, axes):
     bn = randomize(nn.BatchNorm1d(4, dtype="float64"))
     x = randn(*shape, seed=2, requires_grad=True)
     np.testing.assert_allclose(bn(x).data, np_batchnorm(x.data, bn.weight.data, bn.bias.data, axes), rtol=1e-12)
-    n = x.size // 4
+    n = x.numel() // 4
     np.testing.assert_allclose(bn.running_mean.data, 0.1 * x.data.mean(axis=axes), rtol=1e-12)
     np.testing.assert_allclose(bn.running_var.data, 0.9 + 0.1 * x.data.var(axis=axes) * n / (n - 1), rtol=1e-12)
     assert int(bn.num_batches_tracked.data) == 1
