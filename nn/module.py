@@ -31,7 +31,7 @@ def _join(outer: str, inner: str) -> str:
 
 
 def _is_device(arg) -> bool:
-    return isinstance(arg, str) or type(arg).__name__ == "device"
+    return isinstance(arg, str) or type(arg).__name__.lower() == "device"
 
 
 def _check_cpu(device) -> None:
