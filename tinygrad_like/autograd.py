@@ -11,8 +11,25 @@ heap when its first gradient arrives, so no separate pass has to sort the graph 
 from __future__ import annotations
 
 import heapq
+import weakref
 
 from tinygrad_like.function import check_finite, state
+
+_retained = weakref.WeakValueDictionary()   # {id(t): t}, the intermediates whose .grad is kept (retain_grad)
+
+
+def retain(t) -> None:
+    """Keep the gradient of the intermediate tensor `t` in t.grad at every backward (Tensor.retain_grad).
+    Held weakly and by id: a tensor's == is elementwise, so it cannot be looked up by equality."""
+    _retained[id(t)] = t
+
+
+def _keep_grad(node, g, create_graph: bool) -> None:
+    """Accumulate g into the .grad of a retained intermediate, as backprop does for a leaf."""
+    if node.grad is None:
+        node.grad = g if create_graph else type(g)._make(g.data.copy(), None)
+    else:
+        node.grad = node.grad + g if create_graph else type(g)._make(node.grad.data + g.data, None)
 
 
 def toposort(roots) -> list:
@@ -78,7 +95,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     # .grad must be an array of its own (optimizers update it in place): copy g when it is
                     # a view (of a broadcast, a reshape, ...) or was already handed out. A fresh result,
                     # like a matmul's, is kept without paying for a copy.
-                    own = g not in handed_out and g.data.flags.owndata and g.data.flags.writeable
+                    own = g not in handed_out and g._data.flags.owndata and g._data.flags.writeable
                     node.grad = g if own or create_graph else type(g)._make(g.data.copy(), None)
                     handed_out.add(g)
                 elif create_graph:
@@ -99,6 +116,8 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                     found[node] = g
                 if retain_graph:
                     node._last_grad = g.data
+                if _retained and wanted is None and _retained.get(id(node)) is node:
+                    _keep_grad(node, g, create_graph)
                 parent_grads = _unchecked_backward(ctx, g, node) if anomaly else ctx.backward(g, node)
                 if not isinstance(parent_grads, tuple):
                     parent_grads = (parent_grads,)
@@ -109,7 +128,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 if pg is not None:
                     if anomaly:
                         check_finite(ctx, pg.data, "backward gradient")
-                    if pg.data.dtype != p.data.dtype:
+                    if pg._data.dtype != p._data.dtype:
                         pg = pg.cast(p.dtype)
                     if on_step is not None:
                         passed.append((p, pg))
@@ -123,7 +142,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
                 elif create_graph:
                     grads[p] = grads[p] + pg
                 else:  # plain arrays: the sum needs no graph, so skip the Tensor op
-                    grads[p] = type(pg)._make(grads[p].data + pg.data, None)
+                    grads[p] = type(pg)._make(grads[p]._data + pg._data, None)
             if on_step is not None and g is not None:
                 on_step(node, g, passed)
             if not retain_graph:

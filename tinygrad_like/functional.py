@@ -27,8 +27,15 @@ def cross_entropy(input: Tensor, target, ignore_index: int = -100, reduction: st
                   label_smoothing: float = 0.0) -> Tensor:
     """torch.nn.functional.cross_entropy for class-index targets: logsumexp(x) − x[target] per position,
     with label smoothing ε mixing in ε·(logsumexp(x) − mean(x)). input (C,), (N, C) or (N, C, d1, ...)
-    logits; target () / (N) / (N, d1, ...) integers. reduction "mean" | "sum" | "none". (Class
-    weights, and probability targets, are not supported.)"""
+    logits; target () / (N) / (N, d1, ...) integers, or class probabilities p of input's shape
+    (floating point): −Σ_c p_c log softmax(x)_c per position, p smoothed to (1 − ε)p + ε/C.
+    reduction "mean" | "sum" | "none". (Class weights are not supported.)"""
+    probs = target if isinstance(target, Tensor) else np.asarray(target)
+    if probs.dtype.kind == "f" and probs.shape == input.shape:
+        p, classes = input._lift(probs) if isinstance(probs, np.ndarray) else probs, 1 if input.ndim > 1 else 0
+        if label_smoothing:
+            p = (1 - label_smoothing) * p + label_smoothing / input.shape[classes]
+        return _reduce(-(p * input.log_softmax(dim=classes)).sum(classes), reduction, "cross_entropy")
     return _class_last(input).sparse_categorical_crossentropy(
         target, ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
 
