@@ -20,6 +20,7 @@ from tinygrad_like import Tensor
 from tinygrad_like import random as _random
 from tinygrad_like.function import state
 from tinygrad_like.torch._refuse import check_device
+from tinygrad_like.torch_attributes import Device, Size
 
 __all__ = [
     "float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",
@@ -53,32 +54,7 @@ def get_default_dtype():
     return float32
 
 
-class Size(tuple):
-    """A shape: a tuple of ints, with PyTorch's numel()."""
-
-    def numel(self):
-        return math.prod(self)
-
-
-class device:
-    """torch.device("cpu"). Other kinds can be named (scripts often build one before checking), but
-    using one for a tensor or a model raises: the engine runs on the CPU."""
-
-    def __init__(self, type="cpu", index=None):  # noqa: A002 (PyTorch's argument name)
-        self.type, _, given = str(type).partition(":")
-        self.index = index if index is not None else (builtins_int(given) if given else None)
-
-    def __repr__(self):
-        return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None else ")")
-
-    def __str__(self):
-        return self.type + (f":{self.index}" if self.index is not None else "")
-
-    def __eq__(self, other):
-        return str(self) == str(other)
-
-    def __hash__(self):
-        return hash(str(self))
+device = Device  # torch.device("cpu") is the engine's one device; "cuda" or "mps" raise, saying so
 
 
 # ---------------------------------------------------------------- random state
