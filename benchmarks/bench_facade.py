@@ -7,7 +7,8 @@ Each run trains the script at 2 layers, 4 heads, width 64, context 32, batch 16 
 reports the median time of one training step (batch, forward, backward, AdamW step) after 5 warm-up
 steps, as the script itself logs it. Both frameworks keep their default threads (what a learner gets)
 unless --threads sets both (OMP/BLAS/our pool; on a machine shared with other jobs, 1 is steadier).
-The machine line comes first; the summary goes to benchmarks/results/bench_facade.json.
+The machine line comes first. Run as a command, it writes benchmarks/results/bench_facade.json
+(benchmarks/record.py), which benchmarks/report.py turns into the README's table.
 """
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+import record  # noqa: E402
 from machine import load_average, machine_line, thread_env, torch_available  # noqa: E402
 
 SCRIPT = ROOT / "demos" / "torch_scripts" / "gpt_char.py"
-RESULTS = ROOT / "benchmarks" / "results" / "bench_facade.json"
 WARMUP = 5
 
 
@@ -50,10 +51,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--threads", type=int, help="threads for both (BLAS, OpenMP, our pool); default: each "
                         "framework's own default")
-    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
-    machine = machine_line()
-    print(machine, flush=True)
+    print(machine_line(), flush=True)
     if not torch_available():
         print("PyTorch is not installed: nothing to compare with (pip install -e '.[interop]')")
         return {}
@@ -69,18 +68,11 @@ def main(argv=None) -> dict:
           f"{medians['engine'] * 1e3:.1f}; engine / PyTorch = {ratio:.2f}x "
           f"(fastest rounds: {fastest['torch'] * 1e3:.1f} and {fastest['engine'] * 1e3:.1f}, "
           f"{fastest['engine'] / fastest['torch']:.2f}x)")
-    summary = {"machine": machine, "load_after": load_average(), "config": "n_layer 2, n_head 4, n_embd 64, "
-               "block_size 32, batch_size 16", "steps": args.steps, "rounds": args.rounds,
-               "threads": args.threads or "defaults",
-               "ms_per_step": {k: [round(t * 1e3, 2) for t in v] for k, v in times.items()},
-               "median_ms": {k: round(v * 1e3, 2) for k, v in medians.items()}, "ratio": round(ratio, 3),
-               "fastest_ms": {k: round(v * 1e3, 2) for k, v in fastest.items()},
-               "fastest_ratio": round(fastest["engine"] / fastest["torch"], 3)}
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
-    return summary
+    return {"steps": args.steps, "rounds": args.rounds, "threads": args.threads or 0,
+            "torch_ms": [t * 1e3 for t in times["torch"]], "engine_ms": [t * 1e3 for t in times["engine"]],
+            "median_torch_ms": medians["torch"] * 1e3, "median_engine_ms": medians["engine"] * 1e3, "ratio": ratio,
+            "fastest_torch_ms": fastest["torch"] * 1e3, "fastest_engine_ms": fastest["engine"] * 1e3}
 
 
 if __name__ == "__main__":
-    main()
+    record.save("bench_facade", {"": main()})

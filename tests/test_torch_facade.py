@@ -248,3 +248,17 @@ def test_bring_your_torch_demo_trains_draws_and_writes_the_head_page(tmp_path):
     for name in ("losses.png", "block_backward.svg", "head_backprop.html"):
         assert (tmp_path / name).stat().st_size > 1000, name
     assert "blocks.0.sa.heads.1.key" in (tmp_path / "block_backward.svg").read_text()
+
+
+def test_the_readme_table_of_bench_facade_shows_the_stored_figures():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+    run = dict(steps=40, rounds=3, threads=0, torch_ms=[10.0, 12.0, 11.0], engine_ms=[15.0, 14.0, 16.0],
+               median_torch_ms=11.0, median_engine_ms=15.0, ratio=15 / 11, fastest_torch_ms=10.0,
+               fastest_engine_ms=14.0)
+    text = report.bench_facade(dict(benchmark="bench_facade", command="python benchmarks/bench_facade.py",
+                                    date="2026-01-02T03:04:05+00:00", machine="machine: X | load 0.10", load=0.1,
+                                    cores=2, runs={"": run}))
+    assert "| median of the rounds | 11.00 | 15.00 | 1.36 |" in text
+    assert "| fastest round | 10.00 | 14.00 | 1.40 |" in text
+    assert "3 rounds of 40 steps, each framework's default threads" in text
