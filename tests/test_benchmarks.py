@@ -71,3 +71,14 @@ def test_bench_threads_estimate_is_amdahls_law():
     on_paper = load("bench_threads").on_paper
     assert on_paper({"matmul": 50.0, "other": 50.0}, {"matmul": (3.0, 2.0)}, 4) == pytest.approx(1.5)
     assert on_paper({"matmul": 50.0, "other": 50.0}, {"matmul": (3.0, 2.0)}, 2) == pytest.approx(100 / (50 + 50 / 1.5))
+
+
+def test_bench_revisions_times_both_trees_alternated_and_divides_after_by_before(capsys):
+    rows = load("bench_revisions").main(["HEAD", "HEAD", "--configs", "tiny", "--threads", "1", "--rounds", "1",
+                                         "--steps", "2", "--warmup", "1"])
+    assert set(rows) == {"tiny, 1 thread (ms/step)", "2x2 add f+b (us)"}
+    for row in rows.values():
+        before, after = row["before (HEAD)"], row["after (HEAD)"]
+        assert before > 0 and after > 0 and row["ratio"] == pytest.approx(after / before)
+    assert rows["2x2 add f+b (us)"]["numpy_add_us"] > 0
+    assert capsys.readouterr().out.startswith("machine: ")
