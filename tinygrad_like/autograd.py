@@ -19,7 +19,6 @@ import weakref
 
 from tinygrad_like.function import check_finite, state
 
-
 _retained = weakref.WeakValueDictionary()   # {id(t): t}, the intermediates whose .grad is kept (retain_grad)
 
 
