@@ -161,7 +161,19 @@ def train_gpt_torch(data: dict) -> str:
         f"\nThe unigram baseline's validation loss is {ours['unigram_val_loss']:.4f}.\n")
 
 
-RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_threads, bench_generate, train_gpt_torch)}
+def bench_facade(data: dict) -> str:
+    """ms per training step of the PyTorch-style GPT script on PyTorch and on the engine through the facade."""
+    r = next(iter(data["runs"].values()))
+    threads = f"{r['threads']} thread(s) each" if r["threads"] else "each framework's default threads"
+    rows = [["median of the rounds", ms(r["median_torch_ms"]), ms(r["median_engine_ms"]), f"{r['ratio']:.2f}"],
+            ["fastest round", ms(r["fastest_torch_ms"]), ms(r["fastest_engine_ms"]),
+             ratio(r["fastest_engine_ms"], r["fastest_torch_ms"])]]
+    return header(data) + (f"\n{r['rounds']} rounds of {r['steps']} steps, {threads}; ms per training step:\n\n"
+                           + table(["", "PyTorch", "engine via tinygrad_like.torch", "engine / PyTorch"], rows))
+
+
+RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_threads, bench_generate, train_gpt_torch,
+                                  bench_facade)}
 
 
 def regenerate(text: str, folder: Path = record.RESULTS) -> str:

@@ -1,12 +1,16 @@
 """nn: transformer layers, optimizers and checkpoints, built only from tinygrad_like's Tensor ops."""
-from nn import init, optim, state
+from nn import init, lr_scheduler, optim, state
+from nn.activations import GELU, Flatten, Identity, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from nn.attention import Attention, KVCache
+from nn.batchnorm import BatchNorm1d
 from nn.block import Block
+from nn.containers import ModuleDict, ModuleList, Sequential
 from nn.dropout import Dropout
 from nn.embedding import Embedding
 from nn.linear import Linear
+from nn.losses import CrossEntropyLoss, MSELoss
 from nn.mlp import MLP
-from nn.module import HookPoint, Module, ModuleDict
+from nn.module import HookPoint, Module
 from nn.moe import MoE
 from nn.norm import LayerNorm, RMSNorm
 from nn.rope import RoPE, apply_rope

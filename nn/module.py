@@ -29,8 +29,24 @@ from tinygrad_like import Tensor
 from tinygrad_like.function import state
 
 
+def _as_array(value) -> np.ndarray:
+    """A state dict entry as a numpy array: a Tensor's array, or np.asarray of anything else."""
+    return value.data if isinstance(value, Tensor) else np.asarray(value)
+
+
 def _join(outer: str, inner: str) -> str:
     return f"{outer}.{inner}" if outer and inner else outer or inner
+
+
+def _is_device(arg) -> bool:
+    return isinstance(arg, str) or type(arg).__name__.lower() == "device"
+
+
+def _check_cpu(device) -> None:
+    kind = str(device).split(":")[0]
+    if kind != "cpu":
+        raise RuntimeError(f"Module.to: device '{device}' is not available: the tinygrad_like engine runs on "
+                           "the CPU (numpy), so use 'cpu' or leave the device out")
 
 
 class Module:
@@ -114,7 +130,7 @@ class Module:
         return module
 
     # ------------------------------------------------------------ the tree
-    def children(self) -> Iterator[tuple[str, "Module"]]:
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
         """(name, module) for each direct sub-layer; list entries are named `attr.i`."""
         for key, value in vars(self).items():
             if isinstance(value, Module):
@@ -125,7 +141,7 @@ class Module:
 
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
         yield prefix, self
-        for name, child in self.children():
+        for name, child in self.named_children():
             yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
@@ -145,7 +161,7 @@ class Module:
     def _assign_names(self) -> None:
         """Give sub-modules their scope names and parameters their dotted names (for drawings)."""
         for path, module in self.named_modules():
-            for name, child in module.children():
+            for name, child in module.named_children():
                 object.__setattr__(child, "_local_name", name)
             object.__setattr__(module, "_path", path)
             object.__setattr__(module, "_names_version", Module._tree_version)
@@ -154,24 +170,27 @@ class Module:
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> dict[str, np.ndarray]:
-        """{dotted name: numpy array} of every parameter (the live arrays, not copies)."""
-        return {name: p.data for name, p in self.named_parameters()}
+        """{dotted name: numpy array} of every parameter, then every persistent buffer (the live arrays,
+        not copies)."""
+        return {**{name: p.data for name, p in self.named_parameters()},
+                **{name: b.data for name, b in self.named_buffers(persistent_only=True)}}
 
     def load_state_dict(self, state: dict, strict: bool = True) -> None:
-        """Copy arrays into the parameters, in place. Everything is checked before anything is written,
-        so a bad state dict leaves the model unchanged."""
-        params = dict(self.named_parameters())
+        """Copy arrays (numpy, Tensors, or anything numpy can read, such as a PyTorch state_dict's tensors)
+        into the parameters and persistent buffers, in place, cast to their dtypes. Everything is checked
+        before anything is written, so a bad state dict leaves the model unchanged."""
+        params = {**dict(self.named_parameters()), **dict(self.named_buffers(persistent_only=True))}
         missing = [k for k in params if k not in state]
         unexpected = [k for k in state if k not in params]
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        for key, value in state.items():
-            if key in params and tuple(np.shape(value)) != params[key].shape:
-                raise ValueError(f"load_state_dict: '{key}' has shape {tuple(np.shape(value))} in the state dict "
+        arrays = {key: _as_array(value) for key, value in state.items() if key in params}
+        for key, value in arrays.items():
+            if value.shape != params[key].shape:
+                raise ValueError(f"load_state_dict: '{key}' has shape {value.shape} in the state dict "
                                  f"but {params[key].shape} in the model")
-        for key, value in state.items():
-            if key in params:
-                params[key].data[...] = np.asarray(value.data if isinstance(value, Tensor) else value)
+        for key, value in arrays.items():
+            params[key].data[...] = value
 
     def train(self, mode: bool = True) -> "Module":
         for _, module in self.named_modules():
@@ -181,9 +200,88 @@ class Module:
     def eval(self) -> "Module":
         return self.train(False)
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient (None), or with set_to_none=False fill it with zeros."""
         for p in self.parameters():
-            p.grad = None
+            p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p.data))
+
+    # ------------------------------------------------------------ PyTorch's tree methods
+    def children(self) -> Iterator["Module"]:
+        """Each direct sub-layer (PyTorch's `children`; `named_children` gives the names too)."""
+        for _, child in self.named_children():
+            yield child
+
+    def modules(self) -> Iterator["Module"]:
+        """This module and every sub-layer below it, outermost first."""
+        for _, module in self.named_modules():
+            yield module
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Keep `tensor` as attribute `name`: state that is not learned (a causal mask, BatchNorm's running
+        statistics). It moves with `to()`, and a persistent buffer is in the state_dict, after the parameters."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"register_buffer: the name must be a non-empty string without dots, got {name!r}")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: '{name}' must be a Tensor or None, got {type(tensor).__name__}")
+        buffers = dict(vars(self).get("_buffer_names", {}))
+        buffers[name] = persistent
+        object.__setattr__(self, "_buffer_names", buffers)
+        setattr(self, name, tensor)
+
+    def register_parameter(self, name: str, param: Tensor | None) -> None:
+        """Keep `param` (a leaf Tensor that requires grad, or None) as attribute `name`: a parameter."""
+        if param is not None and not (isinstance(param, Tensor) and param.requires_grad and param._ctx is None):
+            raise TypeError(f"register_parameter: '{name}' must be a leaf Tensor with requires_grad=True or None")
+        setattr(self, name, param)
+
+    def named_buffers(self, prefix: str = "", persistent_only: bool = False) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, Tensor) for each buffer registered with register_buffer, outermost module first."""
+        for path, module in self.named_modules(prefix):
+            for key, persistent in vars(module).get("_buffer_names", {}).items():
+                value = getattr(module, key, None)
+                if isinstance(value, Tensor) and (persistent or not persistent_only):
+                    yield (f"{path}.{key}" if path else key), value
+
+    def buffers(self) -> Iterator[Tensor]:
+        for _, b in self.named_buffers():
+            yield b
+
+    def apply(self, fn) -> "Module":
+        """Call fn(module) on every sub-layer, then on this module (PyTorch's order), e.g. to initialise
+        weights: `model.apply(init_weights)`. Returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """`to(dtype)` casts every floating point parameter and buffer in place (the Tensor objects stay,
+        so optimizers holding them still work); `to("cpu")` changes nothing. The engine has no other device."""
+        dtype = kwargs.pop("dtype", None)
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif _is_device(arg):
+                _check_cpu(arg)
+            elif arg is not None and not isinstance(arg, bool):
+                dtype = arg
+        if dtype is not None:
+            dtype = np.dtype(dtype)
+            for t in [*self.parameters(), *self.buffers()]:
+                if t.dtype.kind == "f":
+                    t.data = t.data.astype(dtype)
+                    if t.grad is not None:
+                        t.grad = Tensor(t.grad.data.astype(dtype))
+        return self
+
+    def double(self) -> "Module":
+        return self.to(np.float64)
+
+    def float(self) -> "Module":
+        return self.to(np.float32)
+
+    def cpu(self) -> "Module":
+        return self
 
     # ------------------------------------------------------------ display
     def extra_repr(self) -> str:
@@ -191,7 +289,7 @@ class Module:
 
     def __repr__(self):
         lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        children = [(n, c) for n, c in self.children() if not isinstance(c, HookPoint)]  # places, not layers
+        children = [(n, c) for n, c in self.named_children() if not isinstance(c, HookPoint)]  # places, not layers
         for name, child in children:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
@@ -228,11 +326,3 @@ class HookPoint(Module):
 
     def forward(self, x):
         return x
-
-
-class ModuleDict(Module):
-    """A named bag of sub-layers, e.g. nanoGPT's `transformer` holding wte, wpe, h and ln_f."""
-
-    def __init__(self, **modules):
-        for name, module in modules.items():
-            setattr(self, name, module)

@@ -63,11 +63,12 @@ class Optimizer:
             self._check_group(f"{name}: group {i}" if len(groups) > 1 else name, full)
             self.param_groups.append(full)
 
-    def zero_grad(self) -> None:
-        """Forget the gradients (set them to None, as PyTorch does by default), ready for the next backward."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients, ready for the next backward: set them to None (PyTorch's default), or
+        with set_to_none=False fill each existing gradient with zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p.data))
 
     def step(self) -> None:
         """Update every parameter that has a gradient; parameters whose .grad is None are skipped."""

@@ -126,8 +126,8 @@ def all_text(nb) -> str:
     return "\n".join(text for c in code_cells(nb) for _, text in outputs(c))
 
 
-def test_there_are_five_notebooks_each_with_exercises_and_hidden_answers():
-    assert {name.split("_")[0] for name in NAMES} >= {"1", "2", "3", "4", "5", "7"}, NAMES
+def test_there_are_seven_notebooks_each_with_exercises_and_hidden_answers():
+    assert sorted(name.split("_")[0] for name in NAMES) == ["1", "2", "3", "4", "5", "6", "7"], NAMES
     for name in NAMES:
         nb = stored(name)
         markdown = "\n".join(_text(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
@@ -145,6 +145,21 @@ def test_every_graph_cell_shows_an_svg(name):
     for cell in graph_cells:
         svgs = [text for kind, text in outputs(cell) if kind == "svg"]
         assert svgs and all(svgs), f"{name}: no SVG in the graph cell {_text(cell['source'])[:60]!r}"
+
+
+def test_backprop_by_hand_notebook_agrees_with_the_engine_on_every_gradient():
+    """Notebook 6: each hand-derived gradient of the PyTorch-style MLP is allclose to the engine's, and the
+    tanh rule fed the engine's own incoming gradient reproduces its bits."""
+    text = all_text(executed("6_backprop_by_hand"))
+    rows = re.findall(r"^(\w+) +exact: (True|False) +allclose: (True|False) +largest difference: (\S+)$", text,
+                      flags=re.MULTILINE)
+    names = [r[0] for r in rows]
+    for name in ("logits", "h", "W2", "b2", "hpreact", "bngain", "bnbias", "bnraw", "hprebn", "embcat", "W1", "b1",
+                 "emb", "C"):
+        assert name in names, name
+    assert all(close == "True" and float(diff) < 1e-14 for _, _, close, diff in rows)
+    assert ("hpreact", "True", "True", "0.0e+00") in rows
+    assert "largest difference from nn.BatchNorm1d" in text and "allclose: True  largest difference" in text
 
 
 def test_attention_notebook_prints_the_chapters_numbers():

@@ -2,6 +2,8 @@
 (randn, rand, dropout, sampling) reproducible, and a checkpoint can save and restore its state."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 _rng = np.random.default_rng()
@@ -26,3 +28,15 @@ def set_state(state: dict) -> None:
     bit_generator.state = state
     global _rng
     _rng = np.random.Generator(bit_generator)
+
+
+@contextlib.contextmanager
+def drawing_from(generator: np.random.Generator):
+    """Inside `with drawing_from(g):` every random op draws from the numpy Generator `g` instead of the
+    library's own, which is left untouched: PyTorch's `generator=` argument (tinygrad_like.torch)."""
+    global _rng
+    prev, _rng = _rng, generator
+    try:
+        yield
+    finally:
+        _rng = prev

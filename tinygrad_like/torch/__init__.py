@@ -1,0 +1,88 @@
+"""PyTorch's names on the tinygrad_like engine: `import tinygrad_like.torch as torch`.
+
+Every name maps onto the engine: torch.Tensor is the engine's Tensor, torch.nn's layers are nn/'s,
+torch.optim's optimizers are nn/optim's, and the functions call the engine's Tensor methods. The facade
+holds no math of its own, so a PyTorch-style model run through it is our engine's graph: `draw_graph`,
+`backprop_steps` and `gradcheck` work on it, with the model's state_dict names on the boxes.
+
+Two ways in:
+    import tinygrad_like.torch as torch          # in your own code
+    python -m tinygrad_like.torch script.py ...  # an unmodified PyTorch script (`import torch` resolves here)
+`install()` makes later `import torch` statements (in a notebook) resolve here too.
+
+A name the engine does not provide raises NotInEngine (a NotImplementedError, and an AttributeError so
+`hasattr` answers False) naming it: `tinygrad_like.torch has no torch.fft`. CUDA and MPS are never
+available; asking for them says the engine runs on the CPU. `supported_names()` lists what there is.
+"""
+from tinygrad_like import Tensor
+from tinygrad_like.torch import _functions, _refuse, _tensors
+from tinygrad_like.torch._importer import install, uninstall
+from tinygrad_like.torch._names import supported_names
+from tinygrad_like.torch._tensors import (
+    Generator,
+    Size,
+    arange,
+    as_tensor,
+    bool,
+    default_generator,
+    device,
+    double,
+    e,
+    empty,
+    empty_like,
+    enable_grad,
+    eye,
+    float,
+    float32,
+    float64,
+    from_numpy,
+    full,
+    full_like,
+    get_default_dtype,
+    inf,
+    inference_mode,
+    initial_seed,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    is_grad_enabled,
+    is_tensor,
+    linspace,
+    long,
+    manual_seed,
+    multinomial,
+    nan,
+    no_grad,
+    normal,
+    numel,
+    ones,
+    ones_like,
+    pi,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_grad_enabled,
+    short,
+    tensor,
+    uint8,
+    zeros,
+    zeros_like,
+)
+from tinygrad_like.torch.serialization import load, save
+
+globals().update(_functions.FUNCTIONS)
+
+from tinygrad_like.torch import autograd, backends, cuda, nn, optim, utils  # noqa: E402 (they import the names above)
+
+__getattr__ = _refuse.module_getattr("torch")
+__version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
+
+__all__ = ["Tensor", *_tensors.__all__, *_functions.FUNCTIONS, "save", "load", "autograd", "nn", "optim", "utils",
+           "cuda", "backends", "install", "uninstall", "supported_names"]

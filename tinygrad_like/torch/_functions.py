@@ -1,0 +1,71 @@
+"""torch's functions of tensors (`torch.exp(x)`, `torch.sum(x, dim=1)`, `torch.cat(xs, dim=0)`, ...), each
+one call of the engine's Tensor method of the same name with the same arguments: one implementation
+per op, and what runs is the engine's op, drawable and differentiable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinygrad_like import Tensor
+
+# torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these (when the engine has it)
+METHOD_FUNCTIONS = (
+    "abs", "exp", "exp2", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "sin", "cos", "tanh", "sigmoid",
+    "relu", "erf", "sign", "floor", "ceil", "round", "clamp", "clip", "pow", "maximum", "minimum", "lerp",
+    "sum", "mean", "prod", "std", "var", "std_mean", "var_mean", "max", "min", "amax", "amin", "argmax",
+    "argmin", "logsumexp", "cumsum", "cumprod", "norm", "all", "any", "softmax", "log_softmax",
+    "matmul", "dot", "reshape", "flatten", "unflatten", "transpose", "permute", "squeeze", "unsqueeze", "flip",
+    "roll", "chunk", "split", "gather", "scatter", "scatter_add", "index_select", "masked_select", "masked_fill",
+    "sort", "topk", "nonzero", "isclose", "allclose", "clone", "detach", "repeat_interleave", "one_hot",
+)
+
+
+def _method_function(name: str):
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            input = Tensor(input)
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...) is input.{name}(...), the engine's Tensor.{name}."
+    return function
+
+
+FUNCTIONS = {name: _method_function(name) for name in METHOD_FUNCTIONS if hasattr(Tensor, name)}
+
+
+def _tensors(tensors, op: str) -> list:
+    tensors = list(tensors)
+    if not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{op}: expected a non-empty sequence of Tensors, got "
+                        f"{[type(t).__name__ for t in tensors]}")
+    return tensors
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension `dim`."""
+    return Tensor.cat(*_tensors(tensors, "cat"), dim=dim)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dimension `dim`."""
+    return Tensor.stack(*_tensors(tensors, "stack"), dim=dim)
+
+
+def where(condition, input=None, other=None) -> Tensor:
+    """where(condition, input, other): input where condition holds, other elsewhere (broadcast);
+    where(condition) alone: the indices of the true entries, one tensor per dimension."""
+    condition = condition if isinstance(condition, Tensor) else Tensor(np.asarray(condition))
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    return condition.where(input, other)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    return input.tril(diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    return input.triu(diagonal)
+
+
+FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu)

@@ -1,0 +1,362 @@
+"""torch's tensor types and constructors mapped onto the engine: dtypes, `Size`, `device`, creation,
+random draws with `Generator` / `generator=`, and grad mode.
+
+Every constructor makes an engine `Tensor` (torch.Tensor is the engine's class), so whatever a
+script builds is drawable and steppable. dtypes are numpy dtypes, the engine's own: `x.dtype ==
+torch.float32` holds. Random draws come from the engine's generator (`torch.manual_seed` seeds it)
+or, with `generator=`, from that Generator's own stream, so a seeded notebook draws the same numbers
+every run (not PyTorch's numbers: the streams differ).
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import math
+
+import numpy as np
+
+from tinygrad_like import Tensor
+from tinygrad_like import random as _random
+from tinygrad_like.function import state
+from tinygrad_like.torch._refuse import check_device
+from tinygrad_like.torch_attributes import Device, Size
+
+__all__ = [
+    "float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",
+    "inf", "nan", "pi", "e", "get_default_dtype", "Size", "device", "Generator", "default_generator", "manual_seed",
+    "seed", "initial_seed", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
+    "tensor", "as_tensor", "from_numpy", "is_tensor", "numel", "zeros", "ones", "empty", "full", "arange", "linspace",
+    "eye", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like", "randint_like", "randn",
+    "rand", "randint", "randperm", "multinomial", "normal",
+]
+
+builtins_int, builtins_bool = builtins.int, builtins.bool  # this module names torch.int and torch.bool
+
+# ---------------------------------------------------------------- dtypes
+float32 = float = np.dtype(np.float32)
+float64 = double = np.dtype(np.float64)
+int64 = long = np.dtype(np.int64)
+int32 = int = np.dtype(np.int32)
+int16 = short = np.dtype(np.int16)
+int8 = np.dtype(np.int8)
+uint8 = np.dtype(np.uint8)
+bool = np.dtype(np.bool_)  # noqa: A001 (torch.bool)
+inf, nan, pi, e = math.inf, math.nan, math.pi, math.e
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+def get_default_dtype():
+    """float32: what Python floats become."""
+    return float32
+
+
+device = Device  # torch.device("cpu") is the engine's one device; "cuda" or "mps" raise, saying so
+
+
+# ---------------------------------------------------------------- random state
+class Generator:
+    """A random stream of its own: `g = torch.Generator().manual_seed(42)`, then `torch.randn(3,
+    generator=g)`. Each Generator is independent of the engine's (torch.manual_seed's) stream."""
+
+    def __init__(self, device="cpu"):
+        check_device(device, "Generator")
+        self._seed = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
+        self.generator = np.random.default_rng(self._seed)  # the numpy stream (Tensor.normal_ etc. accept this object)
+
+    def manual_seed(self, seed) -> "Generator":
+        self._seed = builtins_int(seed)
+        self.generator = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        self.manual_seed(np.random.SeedSequence().entropy % 2 ** 63)
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self) -> dict:
+        """The stream's state as plain data (a dict, not PyTorch's byte tensor)."""
+        return self._numpy().bit_generator.state
+
+    def set_state(self, new_state: dict) -> "Generator":
+        self._numpy().bit_generator.state = new_state
+        return self
+
+    def _numpy(self) -> np.random.Generator:
+        return self.generator
+
+
+class _DefaultGenerator(Generator):
+    """torch.default_generator: the engine's own stream (tinygrad_like.random)."""
+
+    def __init__(self):
+        self._seed = 67280421310721
+
+    def manual_seed(self, seed) -> "Generator":
+        self._seed = builtins_int(seed)
+        Tensor.manual_seed(self._seed)
+        return self
+
+    @property
+    def generator(self) -> np.random.Generator:
+        return _random.rng()
+
+    @generator.setter
+    def generator(self, value) -> None:
+        raise AttributeError("torch.default_generator: reseed it with manual_seed()")
+
+    def _numpy(self) -> np.random.Generator:
+        return _random.rng()
+
+
+default_generator = _DefaultGenerator()
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the engine's random stream (every draw without generator=, dropout, init, sampling)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _drawing(generator):
+    """Inside: random ops draw from `generator` (None: the engine's stream)."""
+    return contextlib.nullcontext() if generator is None else _random.drawing_from(generator._numpy())
+
+
+# ---------------------------------------------------------------- grad mode
+class no_grad:
+    """`with torch.no_grad():`, `@torch.no_grad()` or `@torch.no_grad`: run without recording a graph."""
+
+    _enabled = False
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        return self(func) if callable(func) else self
+
+    def __enter__(self):
+        self._prev, state.grad_enabled = state.grad_enabled, self._enabled
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._prev
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            with type(self)():
+                return func(*args, **kwargs)
+        return run
+
+
+class enable_grad(no_grad):
+    """The opposite of no_grad: record the graph inside (also as a decorator)."""
+
+    _enabled = True
+
+
+class inference_mode(no_grad):
+    """PyTorch's faster no_grad; the engine has one kind, so it is no_grad (inference_mode(False) records)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):
+            return no_grad.__new__(cls, mode)
+        self = super().__new__(cls)
+        self._enabled = not mode
+        return self
+
+    def __call__(self, func):
+        enabled = self._enabled
+
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            with inference_mode(not enabled):
+                return func(*args, **kwargs)
+        return run
+
+
+class set_grad_enabled(no_grad):
+    """set_grad_enabled(False) switches grad mode now, and restores it when used in a `with`."""
+
+    def __new__(cls, mode):
+        self = object.__new__(cls)
+        self._enabled, self._prev = builtins_bool(mode), state.grad_enabled
+        state.grad_enabled = self._enabled
+        return self
+
+    def __enter__(self):
+        state.grad_enabled = self._enabled
+
+
+def is_grad_enabled():
+    return state.grad_enabled
+
+
+# ---------------------------------------------------------------- creation
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    return tuple(builtins_int(s) for s in size)
+
+
+def _scalar_dtype(value):
+    if isinstance(value, (builtins_bool, np.bool_)):
+        return bool
+    return int64 if isinstance(value, (builtins_int, np.integer)) else float32
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of `data` (a number, nested lists, a numpy array or a Tensor). Python
+    ints become int64, floats float32, bools bool; a numpy array keeps its dtype, as in PyTorch."""
+    check_device(device, "tensor")
+    if isinstance(data, Tensor):
+        data = data.data
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
+        data = [d.tolist() if isinstance(d, Tensor) else d for d in data]  # e.g. [t.item(), ...] kept as tensors
+    array = np.array(data, copy=True) if isinstance(data, (np.ndarray, np.generic)) else data
+    return Tensor(array, dtype=_dtype(dtype), requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` as a tensor, sharing memory when it already is one (or a numpy array) of that dtype."""
+    check_device(device, "as_tensor")
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)):
+        return data
+    return Tensor(data.data if isinstance(data, Tensor) else data, dtype=_dtype(dtype))
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing `array`'s memory (writes to one show in the other)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy array, got {type(array).__name__}")
+    return Tensor(array)
+
+
+def is_tensor(obj) -> builtins_bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor):
+    return math.prod(input.shape)
+
+
+def _made(make, *, dtype=None, device=None, requires_grad=False, op=""):
+    check_device(device, op)
+    return make(float32 if dtype is None else np.dtype(dtype), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _made(lambda d, r: Tensor.zeros(*_size(size), dtype=d, requires_grad=r), dtype=dtype, device=device,
+                 requires_grad=requires_grad, op="zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _made(lambda d, r: Tensor.ones(*_size(size), dtype=d, requires_grad=r), dtype=dtype, device=device,
+                 requires_grad=requires_grad, op="ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _made(lambda d, r: Tensor.empty(*_size(size), dtype=d, requires_grad=r), dtype=dtype, device=device,
+                 requires_grad=requires_grad, op="empty")
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`fill_value` everywhere; the dtype follows the value (int64, float32, bool) unless given."""
+    dtype = _scalar_dtype(fill_value) if dtype is None else dtype
+    return _made(lambda d, r: Tensor.full(_size((size,)), fill_value, dtype=d, requires_grad=r), dtype=dtype,
+                 device=device, requires_grad=requires_grad, op="full")
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_device(device, "arange")
+    return Tensor.arange(start, end, step, dtype=_dtype(dtype), requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _made(lambda d, r: Tensor.linspace(start, end, steps, dtype=d, requires_grad=r), dtype=dtype,
+                 device=device, requires_grad=requires_grad, op="linspace")
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _made(lambda d, r: Tensor.eye(n, m, dtype=d, requires_grad=r), dtype=dtype, device=device,
+                 requires_grad=requires_grad, op="eye")
+
+
+def _like(method):
+    def like(input, *args, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
+        check_device(device, method)
+        with _drawing(generator):
+            return getattr(input, method)(*args, dtype=_dtype(dtype), requires_grad=requires_grad)
+    like.__name__ = like.__qualname__ = method
+    like.__doc__ = f"torch.{method}: Tensor.{method} of `input`'s shape (and dtype, unless given)."
+    return like
+
+
+zeros_like, ones_like, full_like = _like("zeros_like"), _like("ones_like"), _like("full_like")
+randn_like, rand_like = _like("randn_like"), _like("rand_like")
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None, generator=None) -> Tensor:
+    low, high = (0, low) if high is None else (low, high)
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device, generator=generator)
+
+
+# ---------------------------------------------------------------- random draws
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples of the given shape."""
+    with _drawing(generator):
+        return _made(lambda d, r: Tensor.randn(*_size(size), dtype=d, requires_grad=r), dtype=dtype, device=device,
+                     requires_grad=requires_grad, op="randn")
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1) of the given shape."""
+    with _drawing(generator):
+        return _made(lambda d, r: Tensor.rand(*_size(size), dtype=d, requires_grad=r), dtype=dtype, device=device,
+                     requires_grad=requires_grad, op="rand")
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, low=None,
+            high=None) -> Tensor:
+    """randint(high, size) or randint(low, high, size): int64 uniform in [low, high)."""
+    check_device(device, "randint")
+    args = tuple(a for a in (low, high) if a is not None) + args
+    with _drawing(generator):
+        out = Tensor.randint(*args, size=size)
+    return out if dtype is None else out.cast(np.dtype(dtype))
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The numbers 0..n-1 in a random order (int64)."""
+    check_device(device, "randperm")
+    with _drawing(generator):
+        order = _random.rng().permutation(builtins_int(n))
+    return Tensor(order.astype(int64 if dtype is None else np.dtype(dtype)))
+
+
+def multinomial(input: Tensor, num_samples: builtins_int, replacement=False, generator=None) -> Tensor:
+    """Indices drawn with probabilities proportional to the rows of `input` (see Tensor.multinomial)."""
+    with _drawing(generator):
+        return input.multinomial(num_samples, replacement=replacement)
+
+
+def normal(mean, std, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """normal(mean, std, size) with float mean and std: N(mean, std²) samples of that shape."""
+    if size is None or isinstance(mean, Tensor) or isinstance(std, Tensor):
+        raise NotImplementedError("tinygrad_like.torch: normal takes float mean and std and a size here, "
+                                  "as in torch.normal(0.0, 1.0, (2, 3)); use mean + std * torch.randn(...)")
+    return randn(*_size((size,)), generator=generator, dtype=dtype, device=device) * std + mean

@@ -1,0 +1,108 @@
+"""torch.nn on the engine: nn/'s Module, layers and losses, under PyTorch's names and constructor
+arguments. Where PyTorch's signature differs from ours (device=/dtype=None, Dropout's p=0.5, LayerNorm's
+normalized_shape and elementwise_affine), a subclass here translates the arguments and nothing else:
+the layer is nn/'s, its forward is nn/'s.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import nn as _nn
+from nn import (
+    GELU,
+    CrossEntropyLoss,
+    Flatten,
+    Identity,
+    LogSoftmax,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Tanh,
+)
+from tinygrad_like import Tensor
+from tinygrad_like.torch._refuse import check_device, module_getattr
+from tinygrad_like.torch.nn import functional, init, utils
+
+__all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "ReLU",
+           "GELU", "Tanh", "Sigmoid", "SiLU", "Softmax", "LogSoftmax", "Flatten", "Identity", "Sequential",
+           "ModuleList", "ModuleDict", "CrossEntropyLoss", "MSELoss", "functional", "init", "utils"]
+
+
+def _dtype(dtype, device, layer: str) -> str:
+    check_device(device, layer)
+    return "float32" if dtype is None else np.dtype(dtype).name
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and shares `data`'s memory; assigned to a Module, it is a parameter.
+    (Every leaf that requires grad is one here; Parameter is the name PyTorch code writes.)"""
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        data = np.zeros(0, dtype=np.float32) if data is None else data
+        super().__init__(data.data if isinstance(data, Tensor) else data, requires_grad=requires_grad)
+
+
+class Linear(_nn.Linear):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=bias, dtype=_dtype(dtype, device, "Linear"))
+
+
+class Embedding(_nn.Embedding):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None, *args,
+                 device=None, dtype=None, **kwargs):
+        if padding_idx is not None or max_norm is not None or args or any(kwargs.values()):
+            raise NotImplementedError("tinygrad_like.torch: nn.Embedding supports (num_embeddings, embedding_dim) "
+                                      "only; padding_idx, max_norm, sparse, ... are not provided")
+        super().__init__(num_embeddings, embedding_dim, dtype=_dtype(dtype, device, "Embedding"))
+        self.embedding_dim = embedding_dim
+
+
+def _last_dim(normalized_shape, layer: str) -> int:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) != 1:
+        raise NotImplementedError(f"tinygrad_like.torch: nn.{layer} normalises the last dimension only, "
+                                  f"got normalized_shape={normalized_shape}")
+    return int(shape[0])
+
+
+class LayerNorm(_nn.LayerNorm):
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__(_last_dim(normalized_shape, "LayerNorm"), eps=eps, bias=bias and elementwise_affine,
+                         dtype=_dtype(dtype, device, "LayerNorm"))
+        if not elementwise_affine:
+            self.weight = None
+
+
+class RMSNorm(_nn.RMSNorm):
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        dtype = _dtype(dtype, device, "RMSNorm")
+        # PyTorch's eps=None is the dtype's machine epsilon
+        super().__init__(_last_dim(normalized_shape, "RMSNorm"), eps=float(np.finfo(dtype).eps) if eps is None
+                         else eps, dtype=dtype)
+        if not elementwise_affine:
+            self.weight = None
+
+
+class BatchNorm1d(_nn.BatchNorm1d):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        super().__init__(num_features, eps=eps, momentum=momentum, affine=affine,
+                         track_running_stats=track_running_stats, dtype=_dtype(dtype, device, "BatchNorm1d"))
+
+
+class Dropout(_nn.Dropout):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p)
+
+
+__getattr__ = module_getattr("torch.nn")

@@ -1,0 +1,117 @@
+"""torch.nn.functional on the engine: everything tinygrad_like.functional has, plus the activations,
+dropout, embedding, linear, layer_norm and scaled_dot_product_attention, each one call of an engine op
+with PyTorch's argument names and order. Options the engine lacks (class weights in cross_entropy, an
+attention dropout) raise NotImplementedError naming them rather than being ignored.
+"""
+from __future__ import annotations
+
+import math
+
+from tinygrad_like import Tensor
+from tinygrad_like import functional as _F
+from tinygrad_like.functional import (  # noqa: F401 (re-exported)
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    gelu,
+    logsumexp,
+    mse_loss,
+    one_hot,
+    pad,
+    softplus,
+)
+from tinygrad_like.torch._refuse import module_getattr
+
+__all__ = [*_F.__all__, "relu", "tanh", "sigmoid", "silu", "dropout", "embedding", "linear", "layer_norm",
+           "scaled_dot_product_attention"]
+
+
+def _unsupported(op: str, **options) -> None:
+    given = [k for k, v in options.items() if v]
+    if given:
+        raise NotImplementedError(f"tinygrad_like.torch: F.{op} does not provide {', '.join(given)}")
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu()
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.silu()
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """e^x / Σ e^x along `dim` (required here: PyTorch's implicit dim is deprecated)."""
+    if dim is None:
+        raise TypeError("softmax: pass dim= (e.g. F.softmax(x, dim=-1))")
+    return (input if dtype is None else input.cast(dtype)).softmax(dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    if dim is None:
+        raise TypeError("log_softmax: pass dim= (e.g. F.log_softmax(x, dim=-1))")
+    return (input if dtype is None else input.cast(dtype)).log_softmax(dim)
+
+
+def cross_entropy(input: Tensor, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of logits (N, C) or (N, C, d1, ...) against class indices (see tinygrad_like.functional)."""
+    _unsupported("cross_entropy", weight=weight is not None, size_average=size_average is not None,
+                 reduce=reduce is not None)
+    return _F.cross_entropy(input, target, ignore_index=ignore_index, reduction=reduction,
+                            label_smoothing=label_smoothing)
+
+
+def nll_loss(input: Tensor, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean") -> Tensor:
+    _unsupported("nll_loss", weight=weight is not None, size_average=size_average is not None,
+                 reduce=reduce is not None)
+    return _F.nll_loss(input, target, ignore_index=ignore_index, reduction=reduction)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each entry with probability p and scale the rest by 1/(1-p) (only when training)."""
+    return input.dropout(p, training=training)
+
+
+def embedding(input, weight: Tensor, padding_idx=None, max_norm=None, *args, **kwargs) -> Tensor:
+    """Rows `input` (integer indices) of `weight` (num_embeddings, dim): (..., dim)."""
+    _unsupported("embedding", padding_idx=padding_idx is not None, max_norm=max_norm is not None)
+    return weight[input]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input Wᵀ + b: (..., in) with W (out, in) -> (..., out)."""
+    return input.linear(weight, bias)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """LayerNorm over the last dimension (normalized_shape must be that one dimension here)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if shape != input.shape[-1:]:
+        raise NotImplementedError(f"tinygrad_like.torch: F.layer_norm normalises the last dimension only; input "
+                                  f"{input.shape} with normalized_shape {normalized_shape}")
+    return input.layernorm(-1, eps, weight, bias)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(Q Kᵀ·scale + mask) V, scale = 1/√d unless given; a bool mask is True where attending is allowed."""
+    _unsupported("scaled_dot_product_attention", dropout_p=dropout_p != 0)
+    if scale is not None:  # the engine scales by 1/√d; fold the requested scale into the query
+        query = query * (scale * math.sqrt(query.shape[-1]))
+    if enable_gqa:
+        return query.scaled_dot_product_attention(key, value, attn_mask=attn_mask, is_causal=is_causal,
+                                                  enable_gqa=True)
+    return query.scaled_dot_product_attention(key, value, attn_mask=attn_mask, is_causal=is_causal)
+
+
+__getattr__ = module_getattr("torch.nn.functional")

@@ -1,0 +1,6 @@
+"""torch.optim.lr_scheduler: nn/lr_scheduler.py's LambdaLR, StepLR and CosineAnnealingLR."""
+from nn.lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
+from tinygrad_like.torch._refuse import module_getattr
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "CosineAnnealingLR"]
+__getattr__ = module_getattr("torch.optim.lr_scheduler")
