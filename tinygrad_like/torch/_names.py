@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from tinygrad_like.torch._refuse import REFUSED
+
 MODULES = ("torch", "torch.autograd", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
            "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.cuda", "torch.backends")
 
@@ -28,7 +30,6 @@ def _is_module(module, name: str) -> bool:
 
 def names_table() -> str:
     """The README's markdown: one row per module with its supported names, then the refused names."""
-    from tinygrad_like.torch._refuse import REFUSED
     lines = ["| module | names |", "|---|---|"]
     for module, names in supported_names().items():
         lines.append(f"| `{module}` | " + ", ".join(f"`{n}`" for n in names) + " |")
