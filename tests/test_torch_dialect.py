@@ -603,3 +603,42 @@ def test_prod_with_two_zeros_and_an_empty_axis_match_pytorch():
     t.prod(1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
     assert Tensor.zeros(2, 0).prod(dim=1).tolist() == torch.zeros(2, 0).prod(dim=1).tolist() == [1.0, 1.0]
+
+
+# x[index] = value: PyTorch's `losses[k] = loss.item()`, with the in-place rules
+SETITEM_CASES = [
+    ("int then slice then tensor index", lambda lib, x: (x.__setitem__(2, 3.5), x.__setitem__(slice(0, 2), 1.25),
+                                                         x.__setitem__(lib.tensor([4]), 7.0))),
+    ("row of a matrix from a tensor", lambda lib, x: x.reshape(5, 1).__setitem__((slice(None), 0), x * 0 + 2)),
+    ("boolean mask", lambda lib, x: x.__setitem__(x > 0.5, -1.0)),
+]
+
+
+@pytest.mark.parametrize("name, write", SETITEM_CASES, ids=[c[0] for c in SETITEM_CASES])
+def test_setitem_writes_what_pytorch_writes(name, write):
+    torch = pytest.importorskip("torch")
+    import tinygrad_like.torch as tt
+    start = np.array([0.1, 0.9, 0.3, 0.7, 0.6])
+    results = []
+    for lib in (torch, tt):
+        x = lib.tensor(start.copy())
+        with lib.no_grad():
+            write(lib, x)
+        results.append(np.asarray(x.tolist()))
+    np.testing.assert_array_equal(results[1], results[0])
+
+
+def test_setitem_converts_to_the_tensors_dtype_and_keeps_the_in_place_rules():
+    ids = Tensor(np.zeros(3, np.int64))
+    ids[1] = 2.7                                       # truncated toward 0, as PyTorch does
+    assert ids.data.tolist() == [0, 2, 0] and ids.dtype == np.int64
+    w = Tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="setitem: a leaf tensor that requires grad"):
+        w[0] = 5.0
+    with no_grad():
+        w[0] = 5.0
+    assert w.data.tolist() == [5.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match=r"value of shape \(4,\) does not fit x\[index\] of shape \(3,\)"):
+        Tensor(np.zeros((2, 3)))[0] = np.ones(4)
+    with pytest.raises(IndexError, match=r"setitem: index 5 is out of bounds.*tensor shape \(2, 3\)"):
+        Tensor(np.zeros((2, 3)))[5] = 1.0

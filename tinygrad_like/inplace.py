@@ -1,6 +1,6 @@
 """PyTorch's arithmetic by name: out of place (`add`, `sub`, `mul`, `div`, each with PyTorch's `alpha`
 where it has one) and in place (`add_`, `sub_`, `mul_`, `div_`, `clamp_`, `masked_fill_`, `zero_`,
-`fill_`, `copy_`, `normal_`, `uniform_`), with PyTorch's rules for writing into a tensor.
+`fill_`, `copy_`, `normal_`, `uniform_`, and `x[index] = value`), with PyTorch's rules for writing into a tensor.
 
 An in-place method writes into the tensor's own array and returns the tensor itself, when no graph
 is being recorded: under `no_grad()` (an optimizer step, an init), or when neither the tensor nor the
@@ -130,6 +130,29 @@ class InplaceMixin:
                 raise ShapeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
             value = value.data
         return write(self, value, "fill_", casting="unsafe")
+
+    def __setitem__(self, index, value) -> None:
+        """x[index] = value, written into x's own array (PyTorch's `losses[k] = loss.item()`), with the
+        rules of the other in-place methods; value (a number, an array or a tensor) is broadcast to the
+        shape of x[index] and converted to x's dtype. Indexes as __getitem__ does (ints, slices, masks,
+        integer arrays or tensors)."""
+        check_inplace(self, "setitem", value)
+        if isinstance(index, tuple):
+            index = tuple(i.data if hasattr(i, "_ctx") else i for i in index)
+        elif hasattr(index, "_ctx"):
+            index = index.data
+        values = value.data if hasattr(value, "_ctx") else value
+        if not self.data.flags.writeable:
+            raise ValueError("setitem: this tensor's array is read-only (a broadcast view?); make a copy first")
+        try:
+            part = self.data[index]
+        except IndexError as e:
+            raise IndexError(f"setitem: {e} (tensor shape {self.shape})") from None
+        try:
+            self.data[index] = values
+        except ValueError:
+            raise ShapeError(f"setitem: a value of shape {np.shape(values)} does not fit x[index] of shape "
+                             f"{np.shape(part)} (tensor shape {self.shape})") from None
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """src's values (broadcast to self's shape) written into self, converted to self's dtype
