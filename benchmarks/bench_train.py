@@ -146,8 +146,9 @@ def run_defaults_worker(args) -> None:
     cfg = CONFIGS[args.config]
     if args.worker == "ours as train_gpt":
         from tinygrad_like import set_num_threads
-        from tinygrad_like.memory import tune_malloc
-        set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+        from tinygrad_like.fast.memory import tune_malloc
+        from tinygrad_like.fast.pool import usable_cores
+        set_num_threads(usable_cores())
         tune_malloc()
     if args.worker.startswith("ours"):
         result = worker_ours(cfg, args.warmup, args.steps)
