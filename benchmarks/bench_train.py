@@ -4,6 +4,7 @@
     python benchmarks/bench_train.py --configs tiny --rounds 5 --steps 30
     python benchmarks/bench_train.py --no-tune-malloc    # glibc's default allocator settings
     python benchmarks/bench_train.py --threads 1         # both frameworks on one thread
+    python benchmarks/bench_train.py --defaults          # nothing set, against train_gpt.py's settings
 
 The machine line comes first (benchmarks/machine.py: CPU, BLAS, matmul peak, memory bandwidth). Run as a
 command, it writes benchmarks/results/bench_train.json (benchmarks/record.py; the README's table comes from
@@ -24,6 +25,13 @@ loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for th
 TINYGRAD_LIKE_NUM_THREADS for the engine's own thread pool. The table shows the thread count each
 worker really got: for ours the pool's threads and numpy's BLAS threads (threadpoolctl, when installed;
 BLAS is held to one while the pool has more, tinygrad_like/fast/pool.py), torch.get_num_threads().
+
+`--defaults` asks what a learner gets who writes the loop above and sets nothing: three workers, alternated,
+each started with no thread variable in its environment (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
+MKL_NUM_THREADS and TINYGRAD_LIKE_NUM_THREADS removed): ours as the README builds the model and optimizer,
+with no set_num_threads and no malloc tuning; ours as demos/train_gpt.py runs it (set_num_threads on every
+usable core, tune_malloc); PyTorch (fused attention) with its own defaults. The matmul peak is measured
+after the steps, so that nothing runs before the first step but the model's construction.
 """
 from __future__ import annotations
 
@@ -96,11 +104,13 @@ def worker_ours(cfg: dict, warmup: int, steps: int) -> dict:
     return dict(times=times, rss0=rss0, threads=f"{get_num_threads()}, BLAS {blas_threads()}")
 
 
-def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: int) -> dict:
+def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: int | None) -> dict:
+    """PyTorch's step on `threads` threads (None: PyTorch's own default)."""
     import torch
 
     from benchmarks.torch_gpt import TorchGPT
-    torch.set_num_threads(threads)
+    if threads is not None:
+        torch.set_num_threads(threads)
     torch.manual_seed(0)
     rss0 = rss_mb()
     model = TorchGPT(cfg["vocab_size"], cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"], attention)
@@ -130,11 +140,33 @@ def run_worker(args) -> None:
     print("RESULT " + json.dumps(result))
 
 
+DEFAULTS_KINDS = ("ours defaults", "ours as train_gpt", "torch-fused defaults")
+
+
+def run_defaults_worker(args) -> None:
+    """A --defaults worker: nothing set ("ours defaults", "torch-fused defaults"), or what demos/train_gpt.py
+    sets ("ours as train_gpt"): every usable core for the pool, and tune_malloc."""
+    cfg = CONFIGS[args.config]
+    if args.worker == "ours as train_gpt":
+        from tinygrad_like import set_num_threads
+        from tinygrad_like.fast.memory import tune_malloc
+        from tinygrad_like.fast.pool import usable_cores
+        set_num_threads(usable_cores())
+        tune_malloc()
+    if args.worker.startswith("ours"):
+        result = worker_ours(cfg, args.warmup, args.steps)
+    else:
+        result = worker_torch(cfg, args.warmup, args.steps, "fused", threads=None)
+    result.update(peak_gflops=matmul_gflops(), maxrss_mb=peak_rss_mb())
+    print("RESULT " + json.dumps(result))
+
+
 def spawn(kind: str, config: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--config", config, "--steps", str(args.steps),
            "--warmup", str(args.warmup), "--threads", str(args.threads)]
     cmd += [] if args.tune_malloc else ["--no-tune-malloc"]
-    return worker_result(cmd, kind, args.threads)
+    cmd += ["--defaults"] if args.defaults else []
+    return worker_result(cmd, kind, None if args.defaults else args.threads)
 
 
 def main(argv=None) -> dict:
@@ -146,23 +178,29 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads per framework (default: all cores)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="nothing set, against train_gpt.py's settings and PyTorch's defaults (see above)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        return run_worker(args)
+        return run_defaults_worker(args) if args.defaults else run_worker(args)
 
     from models.arithmetic import flops_per_token
     from models.config import GPTConfig
-    kinds = ["ours"]
+    kinds = list(DEFAULTS_KINDS[:2]) if args.defaults else ["ours"]
     if not args.no_torch:
         if torch_available():
-            kinds += ["torch-explicit", "torch-fused"]
+            kinds += [DEFAULTS_KINDS[2]] if args.defaults else ["torch-explicit", "torch-fused"]
         else:
             print("PyTorch is not installed: our figures only (pip install torch==2.13.0 for the yardstick)")
     print(machine_line())
-    print(f"{args.threads} threads per framework, malloc tuning {'on' if args.tune_malloc else 'off'}, "
-          f"{args.rounds} rounds x {args.steps} steps after {args.warmup} warm-up")
+    if args.defaults:
+        print(f"each framework's defaults, no thread variables in the workers' environment (and ours as "
+              f"train_gpt.py sets it), {args.rounds} rounds x {args.steps} steps after {args.warmup} warm-up")
+    else:
+        print(f"{args.threads} threads per framework, malloc tuning {'on' if args.tune_malloc else 'off'}, "
+              f"{args.rounds} rounds x {args.steps} steps after {args.warmup} warm-up")
     summary = {}
     for name in args.configs:
         cfg = CONFIGS[name]
@@ -185,13 +223,13 @@ def main(argv=None) -> dict:
                              threads=results[0]["threads"])
         summary[name] = row
         print(f"\n{name}: {cfg}")
-        print(f"  {'':15s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} "
+        print(f"  {'':20s} {'ms/step':>9s} {'spread':>15s} {'tok/s':>9s} "
               f"{'peak MB':>8s} {'train MB':>9s} {'MFU':>6s} {'threads':>12s}")
         for kind, r in row.items():
-            print(f"  {kind:15s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
+            print(f"  {kind:20s} {r['ms']:9.2f} {r['spread'][0]:7.2f}-{r['spread'][1]:<7.2f} {r['tok_s']:9.0f} "
                   f"{r['maxrss_mb']:8.0f} {r['train_mb']:9.0f} {r['mfu']:6.1%} {str(r['threads']):>12s}")
         for kind in kinds[1:]:
-            print(f"  ours / {kind}: {row['ours']['ms'] / row[kind]['ms']:.2f}")
+            print(f"  {kinds[0]} / {kind}: {row[kinds[0]]['ms'] / row[kind]['ms']:.2f}")
     return summary
 
 

@@ -119,16 +119,20 @@ def blas_threads() -> int | None:
     return max((i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"), default=None)
 
 
-def thread_env(threads: int) -> dict:
+def thread_env(threads: int | None) -> dict:
     """The environment for a benchmark's worker process with `threads` threads for numpy's BLAS and
-    tinygrad_like's own pool: read when numpy and tinygrad_like load, so set before the process starts."""
+    tinygrad_like's own pool: read when numpy and tinygrad_like load, so set before the process starts.
+    None: none of those variables, so that each library picks its own default."""
     env = dict(os.environ)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TINYGRAD_LIKE_NUM_THREADS"):
-        env[name] = str(threads)
+        if threads is None:
+            env.pop(name, None)
+        else:
+            env[name] = str(threads)
     return env
 
 
-def worker_result(cmd: list, kind: str, threads: int) -> dict:
+def worker_result(cmd: list, kind: str, threads: int | None) -> dict:
     """Run a benchmark's worker process (`cmd`, from the repository root, with `threads` threads) and
     return the JSON it printed on its "RESULT " line; its stderr in the error if it has none."""
     root = Path(__file__).resolve().parents[1]

@@ -200,7 +200,9 @@ def test_thread_count_must_be_positive():
 def test_thread_count_from_the_environment(monkeypatch):
     from tinygrad_like.fast import pool
     monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "3")
-    assert pool._threads_from_env() == 3
+    assert pool._default_threads() == 3
     monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "two")
     with pytest.raises(ValueError, match="TINYGRAD_LIKE_NUM_THREADS"):
-        pool._threads_from_env()
+        pool._default_threads()
+    monkeypatch.delenv("TINYGRAD_LIKE_NUM_THREADS")
+    assert pool._default_threads() == pool.usable_cores() >= 1

@@ -87,7 +87,8 @@ def test_no_function_local_imports_in_the_core_but_optional_packages():
 
 def test_importing_changes_neither_threads_nor_the_allocator():
     """Import, in a fresh process, with more threads asked for by the environment: BLAS keeps its
-    threads and glibc's mallopt is never called, until set_num_threads / tune_malloc are."""
+    threads and glibc's mallopt is never called. The first op that can share out work fixes the thread
+    count and holds BLAS to one thread (fast/pool.py: chosen()); the allocator is still untouched."""
     script = """
 import ctypes, json, os
 calls = []
@@ -101,16 +102,18 @@ ctypes.CDLL = Watch
 import numpy, threadpoolctl
 before = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
 import tinygrad_like
+after = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
 x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
 (x @ x).sum().backward()
-after = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
-print(json.dumps({"before": before, "after": after, "mallopt": calls,
+op = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+print(json.dumps({"before": before, "after": after, "op": op, "mallopt": calls,
                   "env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}}))
 """
     env = {"PYTHONPATH": str(ROOT), "TINYGRAD_LIKE_NUM_THREADS": "2", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["before"] == found["after"]
+    assert found["op"] == [[found["before"][0][0], 1]]
     assert found["mallopt"] == [] and found["env"] == {}
 
 

@@ -9,13 +9,13 @@ While the pool has more than one thread, numpy's BLAS is held to one thread (thr
 the only source of threads: BLAS's own threads would otherwise stay awake between products, spinning on the
 cores the pool wants (benchmarks/bench_threads.py measures both).
 
-The thread count: `tinygrad_like.set_num_threads(n)`, or the environment variable TINYGRAD_LIKE_NUM_THREADS
-read at import; 1 by default (inline, no pool, BLAS left as it is). Importing changes nothing: BLAS is
-held when set_num_threads asks for more than one thread, or when the pool first shares out work.
-
-A job smaller than MIN_BYTES of attention scores, or MIN_FLOPS of a product, gets one thread whatever the
-count (`threads_for`): handing items to a thread and back, and the GIL passing between the two, then costs
-more than the second core gives.
+The thread count, as PyTorch picks its own: `tinygrad_like.set_num_threads(n)` when called, else the
+environment variable TINYGRAD_LIKE_NUM_THREADS, else every core this process may run on (its CPU affinity).
+Importing changes nothing: the count is fixed, and BLAS held to one thread, by the first op that can share
+out work (a product, attention, GELU: `chosen()`). With 1 thread, everything runs inline on the calling
+thread and BLAS keeps the threads it has. A job smaller than MIN_BYTES of attention scores, or MIN_FLOPS of a
+product, gets one thread whatever the count (`threads_for`): handing items to a thread and back, and the GIL
+passing between the two, then costs more than the second core gives.
 """
 from __future__ import annotations
 
@@ -27,14 +27,22 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 
-def _threads_from_env() -> int:
-    value = os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the OS tells), else the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _default_threads() -> int:
+    """TINYGRAD_LIKE_NUM_THREADS when set, else every usable core."""
+    value = os.environ.get("TINYGRAD_LIKE_NUM_THREADS")
+    if value is None:
+        return usable_cores()
     if not value.strip().isdigit() or int(value) < 1:
         raise ValueError(f"TINYGRAD_LIKE_NUM_THREADS must be a whole number >= 1, got {value!r}")
     return int(value)
 
 
-_threads = _threads_from_env()
+_threads: int | None = None  # None until set_num_threads, or the first op that can share out work (chosen())
 MIN_BYTES = 512 << 10   # attention scores below this run on one thread (benchmarks/bench_threads.py)
 MIN_FLOPS = 16 << 20    # products below this run on one thread: handing half over would cost more than it gives
 _executor: ThreadPoolExecutor | None = None
@@ -42,7 +50,8 @@ _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the 
 
 
 def set_num_threads(n: int) -> None:
-    """Run shared-out numpy work (products, attention) on n threads; 1 runs it inline."""
+    """Run shared-out numpy work (products, attention, GELU) on n threads; 1 runs it inline and leaves numpy's
+    BLAS its own threads. Overrides TINYGRAD_LIKE_NUM_THREADS and the default (every usable core)."""
     global _threads, _executor, _blas_hold
     if int(n) < 1:
         raise ValueError(f"set_num_threads: need n >= 1, got {n}")
@@ -58,19 +67,29 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
+    """The pool's thread count: set_num_threads's, else the one the first op that shares out work takes."""
+    return _default_threads() if _threads is None else _threads
+
+
+def chosen() -> int:
+    """The thread count, for an op that can share out work: the first such op fixes it (and holds BLAS to
+    one thread if it is more than one), unless set_num_threads did already."""
+    if _threads is None:
+        set_num_threads(_default_threads())
     return _threads
 
 
 def threads_for(nbytes: int) -> int:
     """The threads worth using on a job over `nbytes` bytes: all of them from MIN_BYTES on, else one."""
-    return _threads if nbytes >= MIN_BYTES else 1
+    n = chosen()
+    return n if nbytes >= MIN_BYTES else 1
 
 
 def run(task, items) -> None:
     """task(item) for each item, on the calling thread and the pool's: each takes the next item when it
     is done with one, so a thread slowed down (by another process on its core) takes fewer."""
     items = list(items)
-    n = min(_threads, len(items))
+    n = min(chosen(), len(items))
     if n < 2:
         for item in items:
             task(item)
@@ -133,7 +152,7 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with the
     rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
     at least MIN_FLOPS; each thread writes its own rows of the result. Other shapes: np.matmul."""
-    n = _threads
+    n = chosen()
     if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
         if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])
