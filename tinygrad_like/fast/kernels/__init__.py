@@ -1,0 +1,54 @@
+"""Compiled one-pass kernels for the elementwise ops: the `fast` extra (pip install -e ".[fast]").
+
+arrays.py: the array functions the fused ops call (numpy arrays in and out); numba_rows.py: the kernels
+in numba; rows.c and c_build.py: the kernels in C, built with the system compiler at first use;
+first_use.py: compiles (or loads from the cache) every kernel of a dtype at once, and says so.
+
+The kernels are on when numba imports, off without it (everything then runs as numpy's bodies), and the
+environment variable TINYGRAD_LIKE_KERNELS chooses: "off" (or "0"), "numba" or "c" (that variant for
+every op that has it), unset: the variant kept for each op (arrays.KEPT).
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@functools.lru_cache(maxsize=1)
+def numba_importable() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def choice() -> str:
+    """TINYGRAD_LIKE_KERNELS: "off", "numba", "c" or "" (each op's kept variant)."""
+    value = os.environ.get("TINYGRAD_LIKE_KERNELS", "").strip().lower()
+    value = "off" if value in ("0", "off", "no", "false") else value
+    if value not in ("", "off", "numba", "c"):
+        raise ValueError(f"TINYGRAD_LIKE_KERNELS must be off, numba or c, got {value!r}")
+    return value
+
+
+def variant(op: str) -> str | None:
+    """The variant forced for op by TINYGRAD_LIKE_KERNELS (None: the kept one; "numba" for ops without C)."""
+    from tinygrad_like.fast.kernels.arrays import C_OPS
+    forced = choice()
+    if forced == "c" and op not in C_OPS:
+        return "numba"
+    return forced or None
+
+
+def ready(dtype) -> bool:
+    """Whether the kernels run for arrays of this dtype: numba imports, they are not turned off, and the
+    dtype is float32 or float64 (compiled, or loaded from the cache, on the first call for the dtype)."""
+    if np.dtype(dtype) not in DTYPES or choice() == "off" or not numba_importable():
+        return False
+    from tinygrad_like.fast.kernels.first_use import prepare
+    return prepare(np.dtype(dtype))

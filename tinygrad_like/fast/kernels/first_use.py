@@ -1,0 +1,65 @@
+"""Compile every kernel a dtype needs at once, at its first use, and say how long it took.
+
+numba compiles a kernel on its first call for each dtype and writes it to its cache (cache=True, in
+__pycache__ beside numba_rows.py, or NUMBA_CACHE_DIR); rows.c is built once per machine (c_build.py).
+`prepare(dtype)` runs each array function once on a tiny input, so that all the compiling happens in one
+place, and prints one line on stderr when anything had to be compiled; a later run loads everything from
+the caches and prints nothing.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import time
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=None)
+def prepare(dtype: np.dtype) -> bool:
+    """Compile (or load) every kernel the ops use for `dtype`; False, with one line on stderr, if the
+    kernels do not work here (then the numpy bodies run)."""
+    from tinygrad_like.fast.kernels import arrays, c_build, numba_rows
+    start = time.perf_counter()
+    built = not c_build.library_built() if "c" in _variants() else False
+    try:
+        _run_each(arrays, dtype)
+    except Exception as error:  # a broken numba or compiler must not stop training: numpy's bodies run
+        print(f"tinygrad_like: the fast kernels do not work here ({type(error).__name__}: {error}); "
+              "the numpy bodies run instead", file=sys.stderr)
+        return False
+    compiled = [k for k in vars(numba_rows).values() if hasattr(k, "stats") and sum(k.stats.cache_misses.values())]
+    if compiled or built:
+        c_note = "" if c_build.library() else f"; C kernels off: {c_build.reason()}"
+        print(f"tinygrad_like: compiled {len(compiled)} numba kernels{' and rows.c' if built else ''} for "
+              f"{dtype.name} in {time.perf_counter() - start:.1f} s (cached for later runs){c_note}",
+              file=sys.stderr)
+    return True
+
+
+def _variants() -> set:
+    from tinygrad_like.fast.kernels import arrays, variant
+    return {arrays.variant_for(op, variant(op)) for op in arrays.KEPT}
+
+
+def _run_each(arrays, dtype: np.dtype) -> None:
+    """Every array function once, on tiny inputs of dtype, with the variant each op will use."""
+    from tinygrad_like.fast.kernels import variant
+    x = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
+    w, t = np.ones(3, dtype), np.zeros(2, np.int64)
+    y, xhat, rstd = arrays.layernorm_forward(x, w, w, 1e-5, variant("layernorm"))
+    arrays.layernorm_backward(x, xhat, rstd, w, variant("layernorm"))
+    y, rstd = arrays.rmsnorm_forward(x, w, 1e-5, variant("rmsnorm"))
+    arrays.rmsnorm_backward(x, x, rstd, w, variant("rmsnorm"))
+    for op in ("softmax", "log_softmax"):
+        forward, backward = getattr(arrays, f"{op}_forward"), getattr(arrays, f"{op}_backward")
+        backward(x, forward(x, variant(op)), variant(op))
+    probs, _ = arrays.cross_entropy_forward(x, t, 0.1, variant("cross_entropy"))
+    arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
+    for op in ("gelu", "silu"):
+        getattr(arrays, f"{op}_forward")(x, variant(op))
+        getattr(arrays, f"{op}_backward")(x, x, variant(op))
+    arrays.swiglu_forward(x, x, variant("swiglu"))
+    arrays.swiglu_backward(x, x, x, variant("swiglu"))
+    m, v = np.zeros(6, dtype), np.zeros(6, dtype)
+    arrays.adam_update(x.reshape(-1).copy(), x, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, True, 1, variant("adam"))
