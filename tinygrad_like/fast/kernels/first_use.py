@@ -21,7 +21,8 @@ def prepare(dtype: np.dtype) -> bool:
     kernels do not work here (then the numpy bodies run)."""
     from tinygrad_like.fast.kernels import arrays, c_build, numba_rows
     start = time.perf_counter()
-    built = not c_build.library_built() if "c" in _variants() else False
+    built = not c_build.library_built() and c_build.compiler() is not None   # before _variants() builds it
+    built = built and "c" in _variants()
     try:
         _run_each(arrays, dtype)
     except Exception as error:  # a broken numba or compiler must not stop training: numpy's bodies run
