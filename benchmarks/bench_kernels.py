@@ -95,7 +95,7 @@ def kernel_ops(data, extra, variant: str) -> dict:
 
     def layernorm():
         y, xhat, rstd = K.layernorm_forward(data["layernorm"], w, b, 1e-5, variant)
-        K.layernorm_backward(g["layernorm"], xhat, rstd, w, variant)
+        K.layernorm_backward(g["layernorm"], xhat, rstd, w, (True, True, True), variant)
 
     def rmsnorm():
         y, rstd = K.rmsnorm_forward(data["rmsnorm"], w, 1e-6, variant)

@@ -27,7 +27,7 @@ def rmsnorm(x, w):
 
 def layernorm_kernels(variant, x, w, b, g):
     y, xhat, rstd = K.layernorm_forward(x, w, b, 1e-5, variant)
-    return y, K.layernorm_backward(g, xhat, rstd, w, variant)
+    return y, K.layernorm_backward(g, xhat, rstd, w, (True, True, True), variant)
 
 
 def rmsnorm_kernels(variant, x, w, g):

@@ -117,9 +117,11 @@ def layernorm_forward(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None,
     return ((xhat if y is None else y).reshape(shape), xhat.reshape(shape), rstd.reshape(*shape[:-1], 1))
 
 
-def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.ndarray | None, variant=None):
-    """(dx, dw, db) of layernorm_forward given the upstream gradient g (dw and db are Σ over rows;
-    computed whether or not w was given: the caller drops what it does not need)."""
+def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.ndarray | None,
+                       need=(True, True, True), variant=None):
+    """The gradients of layernorm_forward given the upstream gradient g, as the numpy body returns them:
+    need says which of (x, w, b) want one (1 to 3 entries); dx alone when it has one entry, else
+    (dx, dw, db)[:len(need)] with None where not needed (dw and db: Σ over rows)."""
     g2, xhat2 = _rows(np.asarray(g, xhat.dtype)), _rows(xhat)
     dtype, n = xhat2.dtype, xhat2.shape[1]
     w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
@@ -130,8 +132,9 @@ def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.
     inv_n = dtype.type(1 / n)
     pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx, parts[0, i], parts[1, i],
                           cuts[i], cuts[i + 1]), range(len(cuts) - 1))
-    dw, db = parts.sum(1)
-    return dx.reshape(xhat.shape), dw, db
+    grads = (dx.reshape(xhat.shape) if need[0] else None, *(parts[i].sum(0) if len(need) > i + 1 and need[i + 1]
+                                                             else None for i in range(2)))
+    return grads[0] if len(need) == 1 else grads[:len(need)]
 
 
 def rmsnorm_forward(x: np.ndarray, w: np.ndarray | None, eps: float, variant=None):

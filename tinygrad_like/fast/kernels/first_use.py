@@ -49,7 +49,7 @@ def _run_each(arrays, dtype: np.dtype) -> None:
     x = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
     w, t = np.ones(3, dtype), np.zeros(2, np.int64)
     y, xhat, rstd = arrays.layernorm_forward(x, w, w, 1e-5, variant("layernorm"))
-    arrays.layernorm_backward(x, xhat, rstd, w, variant("layernorm"))
+    arrays.layernorm_backward(x, xhat, rstd, w, (True, True, True), variant("layernorm"))
     y, rstd = arrays.rmsnorm_forward(x, w, 1e-5, variant("rmsnorm"))
     arrays.rmsnorm_backward(x, x, rstd, w, variant("rmsnorm"))
     for op in ("softmax", "log_softmax"):
