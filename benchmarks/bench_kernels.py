@@ -5,13 +5,14 @@ vocabulary 1024; bench_ops.py), and one AdamW step over the small GPT's paramete
 kinds of worker process, alternated round by round (`--rounds`), each op's time the median of
 `--op-repeats` runs, then the median over rounds:
 
-    numpy   the fused op with its numpy body (tinygrad_like's default without the extra)
-    numba   the op's kernel from numba_rows.py
-    c       the op's kernel from rows.c (where there is one)
+    numpy   through Tensor ops, the kernels off (TINYGRAD_LIKE_KERNELS=off): what runs without the extra
+    fast    through Tensor ops, the kernels on: what runs with the extra (each op's kept variant; the ops
+            without a fused op, RMSNorm, SiLU and SwiGLU, run composed as without it)
+    numba   the op's kernel from numba_rows.py, as an array function (kernels/arrays.py)
+    c       the op's kernel from rows.c (where there is one), as an array function
     torch   PyTorch's own op
 
-The kernels are timed as array functions (tinygrad_like.fast.kernels.arrays: numpy arrays in and out),
-the numpy kind through Tensor ops (a few tens of microseconds of graph bookkeeping more). The machine line
+The array functions skip the graph bookkeeping of a Tensor op (a few tens of microseconds). The machine line
 and the load average come first: on a busy machine, only ratios within one run of this script mean
 something.
 
@@ -46,7 +47,7 @@ SHAPES = {  # op: the shape of its input
     "cross_entropy": (B * T, VOCAB), "adamw": (PARAMS,),
 }
 C_OPS = {"gelu", "silu", "swiglu", "softmax", "log_softmax", "cross_entropy"}
-KINDS = ("numpy", "numba", "c", "torch")
+KINDS = ("numpy", "fast", "numba", "c", "torch")
 
 
 def inputs(rng):
@@ -58,7 +59,7 @@ def inputs(rng):
 
 
 def numpy_ops(data, extra) -> dict:
-    """op -> forward+backward through tinygrad_like's Tensor ops (fused ops with numpy bodies)."""
+    """op -> forward+backward through tinygrad_like's Tensor ops (the fused ops where there is one)."""
     from nn.optim import AdamW
     from tinygrad_like import Tensor
     x = {op: Tensor(a, requires_grad=True) for op, a in data.items() if op != "adamw"}
@@ -159,7 +160,9 @@ def run_worker(args) -> None:
     data, extra = inputs(rng)
     if args.worker == "torch":
         ops = torch_ops(data, extra, args.threads)
-    elif args.worker == "numpy":
+    elif args.worker in ("numpy", "fast"):
+        if args.worker == "numpy":
+            os.environ["TINYGRAD_LIKE_KERNELS"] = "off"
         ops = numpy_ops(data, extra)
     else:
         ops = kernel_ops(data, extra, args.worker)

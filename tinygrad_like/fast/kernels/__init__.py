@@ -3,6 +3,8 @@
 arrays.py: the array functions the fused ops call (numpy arrays in and out); numba_rows.py: the kernels
 in numba; rows.c and c_build.py: the kernels in C, built with the system compiler at first use;
 first_use.py: compiles (or loads from the cache) every kernel of a dtype at once, and says so.
+A fused op asks `compiled(body, *arrays)` for the function to run: the kernel standing in for its numpy
+body, or the body.
 
 The kernels are on when numba imports, off without it (everything then runs as numpy's bodies), and the
 environment variable TINYGRAD_LIKE_KERNELS chooses: "off" (or "0"), "numba" or "c" (that variant for
@@ -52,3 +54,19 @@ def ready(dtype) -> bool:
         return False
     from tinygrad_like.fast.kernels.first_use import prepare
     return prepare(np.dtype(dtype))
+
+
+def compiled(body, *arrays):
+    """The kernel standing in for the fused op's numpy body `body` (arrays.py's function of the same name:
+    the same arguments, the same results to rounding) when the kernels are ready for these arrays, else
+    `body` itself. Ready: kernels on and compiled for their dtype, every float array of that one dtype (a
+    mix promotes in numpy's body), none empty."""
+    floats = [a for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    dtype = floats[0].dtype if floats else None
+    if (dtype is None or any(a.dtype != dtype for a in floats) or any(a.size == 0 for a in floats)
+            or not ready(dtype)):
+        return body
+    from tinygrad_like.fast.kernels import arrays as kernel_arrays
+    fn = getattr(kernel_arrays, body.__name__)
+    forced = variant(body.__name__.rsplit("_", 1)[0])
+    return fn if forced is None else functools.partial(fn, variant=forced)
