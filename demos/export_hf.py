@@ -40,10 +40,10 @@ def build_parser():
 def train_command(settings: dict) -> str:
     """The train_gpt.py command line that gives `settings`: the preset, then every setting that differs
     from what the preset alone gives (checked by parsing the command back)."""
-    import train_gpt
+    import training_run
 
     def resolve(args):
-        return train_gpt.resolve_settings(train_gpt.build_parser().parse_args(args))[0]
+        return training_run.resolve_settings(training_run.build_parser().parse_args(args))[0]
 
     def flags(keys, given):
         args, now = [], resolve(given)
@@ -61,7 +61,7 @@ def train_command(settings: dict) -> str:
         return args
 
     derived = ("min_lr", "warmup", "ckpt_interval")              # follow from lr, steps, eval_interval
-    args = ["--preset", settings["preset"]] if settings["preset"] != train_gpt.DEFAULTS["preset"] else []
+    args = ["--preset", settings["preset"]] if settings["preset"] != training_run.DEFAULTS["preset"] else []
     args += flags([k for k in settings if k not in derived], args)
     args += flags(derived, args)
     again = resolve(args)

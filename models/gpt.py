@@ -16,7 +16,8 @@ nanoGPT's (PyTorch's) state dict lists it under both names; `state_dict(with_tie
 form, and `load_state_dict` accepts it (the two entries must then be equal).
 
 Also here: sampling (`generate`, with a KV cache, temperature, top-k and nucleus filtering) and the
-Hugging Face GPT-2 weight layout (`from_hf_gpt2`, `to_hf_gpt2_state_dict`, `from_pretrained`).
+Hugging Face GPT-2 weight layout (`from_hf_gpt2`, `to_hf_gpt2_state_dict`, `from_pretrained`; the
+name tables of every family: models/hf_layout.py).
 
 References: Radford et al. 2019 (GPT-2); Karpathy's nanoGPT model.py; Holtzman et al. 2020
 (nucleus sampling, https://arxiv.org/abs/1904.09751).
@@ -24,12 +25,12 @@ References: Radford et al. 2019 (GPT-2); Karpathy's nanoGPT model.py; Holtzman e
 from __future__ import annotations
 
 import math
-import re
 from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
+from models import hf_layout
 from models.config import GPTConfig
 from nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleDict, RMSNorm, init
 from nn.attention import KVCache
@@ -241,39 +242,35 @@ class GPT(Transformer):
         """
         model = cls(config)
         params = dict(model.named_parameters())
-        ours = {}
-        for key, value in state_dict.items():
+        given = {}  # the name with "transformer." -> the key as given
+        for key in state_dict:
             name = key.removeprefix("transformer.")
-            if name.endswith((".attn.bias", ".attn.masked_bias")):
-                continue                                                   # buffers, not parameters
-            ours_name = name if name == "lm_head.weight" else "transformer." + name
-            array = _as_array(value)
-            if _is_conv1d(ours_name):
-                array = array.T
-            if ours_name == "lm_head.weight" and config.tie_weights:
-                ours[ours_name] = array
-                continue
-            if ours_name not in params:
-                raise KeyError(f"from_hf_gpt2: '{key}' is not a parameter of this model "
-                               f"(it expects {sorted(_hf_name(n) for n in params)[:6]}...)")
-            if array.shape != params[ours_name].shape:
-                how = f", {array.shape} after the Conv1D transpose," if _is_conv1d(ours_name) else ""
-                raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(value))}{how} but the model's "
-                                 f"'{ours_name}' is {params[ours_name].shape}")
-            ours[ours_name] = array
-        missing = [_hf_name(n) for n in params if n not in ours]
+            if not name.endswith((".attn.bias", ".attn.masked_bias")):              # buffers, not parameters
+                given[name if name == "lm_head.weight" else "transformer." + name] = key
+        weights = {name: _as_array(state_dict[key]) for name, key in given.items()}
+        names = list(params) + (["lm_head.weight"] if config.tie_weights and "lm_head.weight" in weights else [])
+        ours, missing = hf_layout.to_ours(hf_layout.GPT2, weights, names)
+        if weights:
+            key = given[next(iter(weights))]
+            raise KeyError(f"from_hf_gpt2: '{key}' is not a parameter of this model "
+                           f"(it expects {sorted(_hf_name(n) for n in params)[:6]}...)")
+        for name, array in ours.items():
+            if name in params and array.shape != params[name].shape:
+                row, (theirs,) = hf_layout.row_of(hf_layout.GPT2, name)
+                how = f", {array.shape} after the Conv1D transpose," if row.transpose else ""
+                key = given[theirs]
+                raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(state_dict[key]))}{how} but "
+                                 f"the model's '{name}' is {params[name].shape}")
         if missing:
-            raise KeyError(f"from_hf_gpt2: the state dict lacks {missing}")
+            raise KeyError(f"from_hf_gpt2: the state dict lacks {[_hf_name(n) for n in missing]}")
         model.load_state_dict(ours)
         return model
 
     def to_hf_gpt2_state_dict(self) -> dict[str, np.ndarray]:
         """The inverse of from_hf_gpt2: GPT2LMHeadModel's names ("transformer.h.0.attn.c_attn.weight",
         ..., "lm_head.weight") and Conv1D layout, as contiguous copies (safetensors needs contiguous)."""
-        out = {}
-        for name, array in self.state_dict(with_tied=True).items():
-            out[name] = np.ascontiguousarray(array.T if _is_conv1d(name) else array).copy()
-        return out
+        hf = hf_layout.to_theirs(hf_layout.GPT2, self.state_dict(with_tied=True), self.config)
+        return {name: np.ascontiguousarray(array).copy() for name, array in hf.items()}
 
     @classmethod
     def from_pretrained(cls, path, dtype: str | None = None) -> "GPT":
@@ -306,14 +303,6 @@ class GPT(Transformer):
 
 
 # ---------------------------------------------------------------- Hugging Face names
-
-_CONV1D = re.compile(r"transformer\.h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight")
-
-
-def _is_conv1d(name: str) -> bool:
-    """Our names of the weights HF GPT-2 stores transposed (its Conv1D is x W + b with W (in, out))."""
-    return _CONV1D.fullmatch(name) is not None
-
 
 def _hf_name(name: str) -> str:
     return name.removeprefix("transformer.")

@@ -13,15 +13,10 @@ Three transformers classes compute what some of our configs compute, to the last
 All three are pre-norm and causal. Any other config is refused with the field and value that has no
 counterpart (`hf_family`): a directory that loads but computes something else would be worse than none.
 
-Weight layouts (ours -> theirs):
-    gpt2     our names; attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj weights transposed (Conv1D is
-             x W + b with W (in, out)). GPT-2 always has biases: bias=False exports zeros, which add nothing.
-    llama    c_attn rows [q (nh·hs) | k (nkv·hs) | v (nkv·hs)] -> q_proj, k_proj, v_proj; c_proj -> o_proj;
-             c_fc rows [gate (hidden) | up (hidden)] -> gate_proj, up_proj; mlp.c_proj -> down_proj;
-             ln_1 -> input_layernorm, ln_2 -> post_attention_layernorm, ln_f -> model.norm.
-             RoPE: both rotate halves (dimension i pairs with i + hs/2), so q and k are not permuted.
-    mixtral  as llama, with block_sparse_moe.gate <- mlp.router and, per expert e,
-             experts.e.w1 <- gate rows, w3 <- up rows, w2 <- c_proj (the layout transformers itself saves).
+Weight layouts: one table per family in models/hf_layout.py, which both directions read. GPT-2 keeps
+our names with four Conv1D weights transposed, and always has biases: bias=False exports zeros, which
+add nothing. Llama and Mixtral rename every layer and split c_attn into q, k, v and a SwiGLU c_fc into
+gate and up; Mixtral's experts also load from transformers' fused in-memory layout.
 Routing agrees: both take softmax over all experts, keep the top_k, and renormalise their weights.
 Training differences that do not change the logits: dropout (GPT-2 has our three, embeddings,
 attention weights and residual branches, so it is carried over; Llama and Mixtral drop attention
@@ -47,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models import hf_layout
 from models.config import GPTConfig
 
 ARCHITECTURES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mixtral": "MixtralForCausalLM"}
@@ -139,37 +135,7 @@ def hf_state_dict(model) -> dict[str, np.ndarray]:
             for name in _gpt2_bias_names(c):
                 sd[name] = np.zeros(_gpt2_bias_size(c, name), dtype=c.dtype)
         return sd
-    p = {k: v for k, v in model.state_dict().items()}
-    nh, nkv, hs, H = c.n_head, c.kv_heads, c.head_dim, c.hidden
-    out = {"model.embed_tokens.weight": p["transformer.wte.weight"], "model.norm.weight": p["transformer.ln_f.weight"]}
-    if not c.tie_weights:
-        out["lm_head.weight"] = p["lm_head.weight"]
-    for i in range(c.n_layer):
-        ours, theirs = f"transformer.h.{i}.", f"model.layers.{i}."
-        out[theirs + "input_layernorm.weight"] = p[ours + "ln_1.weight"]
-        out[theirs + "post_attention_layernorm.weight"] = p[ours + "ln_2.weight"]
-        kinds = ["weight"] + (["bias"] if c.bias else [])
-        for kind in kinds:
-            qkv = p[ours + f"attn.c_attn.{kind}"]
-            q, k, v = np.split(qkv, [nh * hs, (nh + nkv) * hs])
-            out[theirs + f"self_attn.q_proj.{kind}"] = q
-            out[theirs + f"self_attn.k_proj.{kind}"] = k
-            out[theirs + f"self_attn.v_proj.{kind}"] = v
-            out[theirs + f"self_attn.o_proj.{kind}"] = p[ours + f"attn.c_proj.{kind}"]
-        if family == "llama":
-            for kind in kinds:
-                gate, up = np.split(p[ours + f"mlp.c_fc.{kind}"], [H])
-                out[theirs + f"mlp.gate_proj.{kind}"] = gate
-                out[theirs + f"mlp.up_proj.{kind}"] = up
-                out[theirs + f"mlp.down_proj.{kind}"] = p[ours + f"mlp.c_proj.{kind}"]
-        else:
-            moe = theirs + "block_sparse_moe."
-            out[moe + "gate.weight"] = p[ours + "mlp.router.weight"]
-            for e in range(c.n_expert):
-                gate, up = np.split(p[ours + f"mlp.experts.{e}.c_fc.weight"], [H])
-                out[moe + f"experts.{e}.w1.weight"] = gate
-                out[moe + f"experts.{e}.w3.weight"] = up
-                out[moe + f"experts.{e}.w2.weight"] = p[ours + f"mlp.experts.{e}.c_proj.weight"]
+    out = hf_layout.to_theirs(hf_layout.TABLES[family], model.state_dict(), c)  # lm_head only when untied
     return {k: np.ascontiguousarray(v).copy() for k, v in out.items()}
 
 
@@ -273,7 +239,8 @@ def load_pretrained(cls, path, dtype: str | None = None):
             weights = _drop_zero_biases(weights, config, weights_file)
         return cls.from_hf_gpt2(weights, config)
     model = cls(config)
-    model.load_state_dict(_llama_to_ours(weights, config, family, weights_file))
+    names = [name for name, _ in model.named_parameters()]
+    model.load_state_dict(_llama_to_ours(weights, config, family, weights_file, names))
     return model
 
 
@@ -362,55 +329,33 @@ def _drop_zero_biases(weights: dict, config: GPTConfig, weights_file) -> dict:
     return weights
 
 
-def _llama_to_ours(w: dict, c: GPTConfig, family: str, weights_file) -> dict:
-    """transformers' Llama / Mixtral names -> ours (the inverse of hf_state_dict)."""
+def _llama_to_ours(w: dict, c: GPTConfig, family: str, weights_file, names: list[str]) -> dict:
+    """transformers' Llama / Mixtral names -> our parameters `names`, by the family's table
+    (models/hf_layout.py, the table hf_state_dict writes by)."""
     w = dict(w)
-
-    def take(key):
-        if key not in w:
-            raise KeyError(f"from_pretrained: {weights_file} lacks '{key}'")
-        return w.pop(key)
-
-    out = {"transformer.wte.weight": take("model.embed_tokens.weight"),
-           "transformer.ln_f.weight": take("model.norm.weight")}
-    if not c.tie_weights:
-        out["lm_head.weight"] = take("lm_head.weight")
-    elif "lm_head.weight" in w:
-        out["lm_head.weight"] = w.pop("lm_head.weight")        # GPT.load_state_dict checks it equals wte
-    kinds = ["weight"] + (["bias"] if c.bias else [])
-    for i in range(c.n_layer):
-        ours, theirs = f"transformer.h.{i}.", f"model.layers.{i}."
-        out[ours + "ln_1.weight"] = take(theirs + "input_layernorm.weight")
-        out[ours + "ln_2.weight"] = take(theirs + "post_attention_layernorm.weight")
-        for kind in kinds:
-            a = theirs + "self_attn."
-            out[ours + f"attn.c_attn.{kind}"] = np.concatenate(
-                [take(a + f"q_proj.{kind}"), take(a + f"k_proj.{kind}"), take(a + f"v_proj.{kind}")])
-            out[ours + f"attn.c_proj.{kind}"] = take(a + f"o_proj.{kind}")
-        if family == "llama":
-            for kind in kinds:
-                m = theirs + "mlp."
-                out[ours + f"mlp.c_fc.{kind}"] = np.concatenate([take(m + f"gate_proj.{kind}"),
-                                                                  take(m + f"up_proj.{kind}")])
-                out[ours + f"mlp.c_proj.{kind}"] = take(m + f"down_proj.{kind}")
-            continue
-        moe = theirs + "block_sparse_moe."
-        if moe + "gate.weight" in w:                               # the per-expert layout transformers saves
-            out[ours + "mlp.router.weight"] = take(moe + "gate.weight")
-            for e in range(c.n_expert):
-                x = moe + f"experts.{e}."
-                out[ours + f"mlp.experts.{e}.c_fc.weight"] = np.concatenate([take(x + "w1.weight"),
-                                                                            take(x + "w3.weight")])
-                out[ours + f"mlp.experts.{e}.c_proj.weight"] = take(x + "w2.weight")
-        else:                                                      # the fused in-memory layout
-            m = theirs + "mlp."
-            out[ours + "mlp.router.weight"] = take(m + "gate.weight")
-            gate_up, down = take(m + "experts.gate_up_proj"), take(m + "experts.down_proj")  # (E, 2H, C), (E, C, H)
-            for e in range(c.n_expert):
-                out[ours + f"mlp.experts.{e}.c_fc.weight"] = gate_up[e]
-                out[ours + f"mlp.experts.{e}.c_proj.weight"] = down[e]
+    if family == "mixtral":
+        w = _unfuse_experts(w, c)
+    if c.tie_weights and "lm_head.weight" in w:
+        names.append("lm_head.weight")                         # GPT.load_state_dict checks it equals wte
+    out, missing = hf_layout.to_ours(hf_layout.TABLES[family], w, names)
+    if missing:
+        raise KeyError(f"from_pretrained: {weights_file} lacks {missing[:6]}")
     if w:
         raise KeyError(f"from_pretrained: {weights_file} holds tensors this {family} model has no place for: "
                        f"{sorted(w)[:6]}")
     return {k: np.asarray(v, dtype=c.dtype) for k, v in out.items()}
 
+
+def _unfuse_experts(w: dict, c: GPTConfig) -> dict:
+    """Mixtral's fused in-memory layout (mlp.gate, mlp.experts.gate_up_proj (E, 2H, C), down_proj
+    (E, C, H) per layer) -> the per-expert names transformers saves (block_sparse_moe.experts.e.w1 ...)."""
+    for i in range(c.n_layer):
+        m, moe = f"model.layers.{i}.mlp.", f"model.layers.{i}.block_sparse_moe."
+        if m + "gate.weight" not in w:
+            continue
+        w[moe + "gate.weight"] = w.pop(m + "gate.weight")
+        gate_up, down = w.pop(m + "experts.gate_up_proj"), w.pop(m + "experts.down_proj")
+        for e in range(c.n_expert):
+            w[moe + f"experts.{e}.w1.weight"], w[moe + f"experts.{e}.w3.weight"] = np.split(gate_up[e], [c.hidden])
+            w[moe + f"experts.{e}.w2.weight"] = down[e]
+    return w

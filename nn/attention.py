@@ -9,8 +9,8 @@ reads KV head h // (n_head // n_kv_head). With n_kv_head = n_head this is plain 
 attention, with n_kv_head = 1 it is multi-query attention. The KV cache shrinks by n_head / n_kv_head.
 
 Without RoPE, a KV cache, attention dropout or weights to return, everything between c_attn and
-c_proj is one engine op (`Tensor.multihead_attention`); otherwise the heads are split here and
-attended with the engine's sdpa, which is also what `with composed():` shows.
+c_proj is the engine's `Tensor.multihead_attention` (one fused op on the fast path; split, sdpa and
+join inside `with composed():`); otherwise the heads are split here and attended with the engine's sdpa.
 
 Names follow nanoGPT (`c_attn`, `c_proj`, B, T, C, nh, hs), so GPT-2 weights load by name.
 References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et al. 2023, GQA
@@ -138,8 +138,8 @@ class Attention(Module):
         B, T, C = x.shape
         nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
         qkv = self.c_attn(x)                                          # (B, T, (nh + 2·nkv)·hs)
-        if state.fused and self.rope is None and kv_cache is None and not return_weights and not (
-                self.training and self.dropout > 0):  # the common case: one op from c_attn's output
+        if self.rope is None and kv_cache is None and not return_weights and not (
+                self.training and self.dropout > 0):  # the common case: the engine's multi-head attention
             return self.c_proj(qkv.multihead_attention(nh, nkv, is_causal=self.causal))
         qkv = qkv.reshape(B, T, nh + 2 * nkv, hs).transpose(1, 2)     # (B, nh + 2·nkv, T, hs)
         q = qkv[:, :nh]                                               # (B, nh, T, hs)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from tinygrad_like import Tensor
-from tinygrad_like.memory import pieces
+from tinygrad_like.fast.memory import pieces
 
 
 class Optimizer:

@@ -9,7 +9,8 @@ import pytest
 
 import tinygrad_like
 from tests.test_fused import check_fused_equals_composed
-from tinygrad_like import Tensor, composed, flash, grad
+from tinygrad_like import Tensor, composed, grad
+from tinygrad_like.fast import flash
 
 rng = np.random.default_rng(1)
 
@@ -160,7 +161,7 @@ def test_float32_stays_float32_and_close_to_the_whole_scores_formula(tiling):
 
 def test_two_threads_give_the_numbers_of_one(monkeypatch):
     pytest.importorskip("threadpoolctl")
-    from tinygrad_like import pool
+    from tinygrad_like.fast import pool
     monkeypatch.setattr(pool, "MIN_BYTES", 0)                # share even these small scores between the threads
     monkeypatch.setattr(flash, "QUERY_TILE", 4)
     monkeypatch.setattr(flash, "TILE_BYTES", 4 * 8 * 2 * 8)
@@ -180,7 +181,7 @@ def test_two_threads_give_the_numbers_of_one(monkeypatch):
 
 def test_small_attention_stays_on_one_thread():
     """Below pool.MIN_BYTES of scores, handing chunks to a second thread costs more than it gives: one chunk."""
-    from tinygrad_like import pool
+    from tinygrad_like.fast import pool
     tinygrad_like.set_num_threads(2)
     try:
         assert pool.threads_for(pool.MIN_BYTES - 1) == 1 and pool.threads_for(pool.MIN_BYTES) == 2
@@ -197,7 +198,7 @@ def test_thread_count_must_be_positive():
 
 
 def test_thread_count_from_the_environment(monkeypatch):
-    from tinygrad_like import pool
+    from tinygrad_like.fast import pool
     monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "3")
     assert pool._threads_from_env() == 3
     monkeypatch.setenv("TINYGRAD_LIKE_NUM_THREADS", "two")

@@ -3,7 +3,7 @@ in float64, in value, gradient and second derivative, and passes gradcheck and g
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, composed, grad, gradcheck, gradgradcheck, twins
+from tinygrad_like import Tensor, composed, dispatch, grad, gradcheck, gradgradcheck
 
 rng = np.random.default_rng(0)
 
@@ -84,12 +84,12 @@ def check_fused_equals_composed(fn, shapes, name=""):
     inputs = [t(*s) for s in shapes]
     out = fn(*inputs)
     if name in NOT_FUSED:
-        assert not twins.has_twin(out._ctx)
+        assert not dispatch.is_fused(out._ctx)
     else:
-        assert twins.has_twin(out._ctx), f"{name}: made by {type(out._ctx).__name__}, not a fused op"
+        assert dispatch.is_fused(out._ctx), f"{name}: made by {type(out._ctx).__name__}, not a fused op"
     u = Tensor(rng.standard_normal(out.shape), dtype=np.float64)
     fused_result = value_and_grads(fn, inputs, u)
-    twin = fn if name in NOT_FUSED else (lambda *xs: twins.composed_twin(fn(*xs)))
+    twin = fn if name in NOT_FUSED else (lambda *xs: dispatch.composite_of(fn(*xs)))
     twin_result = value_and_grads(twin, inputs, u)
     assert_same(fused_result, twin_result)
     with composed():
@@ -153,7 +153,7 @@ def test_fused_ops_keep_float32():
 
 
 def test_row_reductions_equal_numpys():
-    from tinygrad_like.fused import array_max, array_sum
+    from tinygrad_like.fast.fused import array_max, array_sum
     x = rng.standard_normal((3, 4, 7))
     x[0, 0, :3] = -np.inf                                   # a masked row start
     x[1, 2, 4] = np.nan
@@ -200,14 +200,14 @@ PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose row
 def test_fused_in_pieces_equals_composed(monkeypatch, name):
     """With pieces of 30 elements (4 rows of 7 and a rest; a 40-wide row alone) the pieced loops
     give the composed values, gradients and second derivatives."""
-    from tinygrad_like import fused
+    from tinygrad_like.fast import fused
     monkeypatch.setattr(fused, "PIECE", 30)
     check_fused_equals_composed(*PIECED[name])
 
 
 def test_layernorm_gradient_of_weight_only(monkeypatch):
     """x a constant: only dw and db are asked for, and come out as Σ_rows g⊙x̂ and Σ_rows g."""
-    from tinygrad_like import fused
+    from tinygrad_like.fast import fused
     monkeypatch.setattr(fused, "PIECE", 30)
     x = rng.standard_normal((4, 9, 7))
     w, b = t(7), t(7)
@@ -286,7 +286,7 @@ def test_pieced_float32_ops_match_a_float64_formula(name):
 def test_softmax_shift_one_number_or_each_rows_max():
     """A piece spanning at most SHIFT_RANGE is shifted by its max; otherwise (a wider span, a −inf mask,
     a NaN) by each row's max. Both give softmax to float32 rounding, masked entries exactly 0."""
-    from tinygrad_like.fused import SHIFT_RANGE, softmax_shift
+    from tinygrad_like.fast.fused import SHIFT_RANGE, softmax_shift
     narrow = rng.standard_normal((4, 6)).astype(np.float32)
     narrow = narrow / (narrow.max() - narrow.min()) * (SHIFT_RANGE - 1)  # the piece spans less than SHIFT_RANGE
     narrow[2] -= 1                                              # a row below the others, still in range

@@ -451,3 +451,26 @@ def test_a_lone_block_draws_its_sub_layers_at_the_top():
     names, clusters = parameters_sit_with_their_users(draw_graph(loss).source)
     assert names == sorted(block.state_dict())
     assert clusters["cluster_attn.c_attn"] == "cluster_attn" and clusters["cluster_ln_1"] is None
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_a_lone_block_inside_a_scope_draws_each_weight_in_the_box_of_its_op(direction):
+    """A Block called on its own inside scope("transformer") runs its ops in transformer.attn.c_attn,
+    ...; each weight keeps its state_dict name (attn.c_attn.weight) and sits in the very box of the
+    op that reads it, never in a second attn.c_attn box outside transformer."""
+    import nn
+    block = nn.Block(8, n_head=2)
+    with scope("transformer"):
+        loss = block(Tensor(np.ones((1, 2, 8)), requires_grad=True, name="x")).sum()
+    loss.backward()
+    nodes, edges, clusters = parse_dot(draw_graph(loss, direction=direction).source)
+    assert [c for c in clusters if not c.startswith(("cluster_transformer", "cluster_fused"))] == []
+    weights = {nid: labels[0].removeprefix("AccumulateGrad ") for nid, (labels, _) in nodes.items()
+               if labels[0].endswith(("weight", "bias"))}
+    assert sorted(weights.values()) == sorted(block.state_dict())
+    for nid, name in weights.items():
+        assert nodes[nid][1][-1] == "cluster_transformer." + name.rsplit(".", 1)[0], (name, nodes[nid][1])
+    users = [(a, b) if b in weights else (b, a) for a, b, _ in edges if a in weights or b in weights]
+    assert len(users) == len(weights)                                  # each weight read by one op
+    for op, weight in users:
+        assert nodes[op][1][-1] == nodes[weight][1][-1], (weights[weight], nodes[op])

@@ -5,7 +5,8 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import tinygrad_like
-from tinygrad_like import Tensor, grad, pool
+from tinygrad_like import Tensor, grad
+from tinygrad_like.fast import pool
 
 rng = np.random.default_rng(0)
 
@@ -82,7 +83,7 @@ def test_a_failing_part_raises_in_the_caller(threads):
 def test_gelu_pieces_on_two_threads_give_the_bits_of_one(monkeypatch):
     """GELU's cache-sized pieces, cut into one run per thread: each piece is computed alike by whichever
     thread has it, so the bits match (pieces of 30 elements: 35 pieces, the last one short)."""
-    from tinygrad_like import fused
+    from tinygrad_like.fast import fused
     monkeypatch.setattr(fused, "PIECE", 30)
     monkeypatch.setattr(pool, "MIN_BYTES", 0)
     x = Tensor(rng.standard_normal((3, 7, 50)).astype(np.float32), requires_grad=True)

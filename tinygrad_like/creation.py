@@ -1,94 +1,27 @@
 """Making tensors the way PyTorch tutorials do: `zeros_like`, `full_like`, `randint`, `linspace`,
 `eye(n, m)`, `one_hot`, and the triangle masks `tril`/`triu`.
 
-Every function here becomes a Tensor method (or classmethod) through `METHODS` at the bottom, attached
-in one place at the end of tensor.py. New tensors are leaves: no gradient flows into them, except
+Tensor inherits these methods from `CreationMixin`; they make tensors of the class they are called on
+(`type(self)`), so this module needs no import of tensor.py. New tensors are leaves: no gradient flows into them, except
 `tril`/`triu`, which select entries of their input and pass the gradient through those.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tinygrad_like import random as _random
-from tinygrad_like.tensor import Tensor, _shape_args
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
 
 
-def zeros_like(self, dtype=None, requires_grad=False) -> Tensor:
-    """Zeros of self's shape, and of self's dtype unless `dtype` is given."""
-    dtype = self.dtype if dtype is None else dtype
-    return Tensor(np.zeros(self.shape, dtype=dtype), requires_grad=requires_grad)
-
-
-def ones_like(self, dtype=None, requires_grad=False) -> Tensor:
-    """Ones of self's shape, and of self's dtype unless `dtype` is given."""
-    dtype = self.dtype if dtype is None else dtype
-    return Tensor(np.ones(self.shape, dtype=dtype), requires_grad=requires_grad)
-
-
-def full_like(self, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    """`fill_value` everywhere, in self's shape and dtype (unless `dtype` is given)."""
-    dtype = self.dtype if dtype is None else dtype
-    return Tensor(np.full(self.shape, fill_value, dtype=dtype), requires_grad=requires_grad)
-
-
-def randn_like(self, dtype=None, requires_grad=False) -> Tensor:
-    """Standard normal samples in self's shape; self must be floating point unless `dtype` says otherwise."""
-    dtype = np.dtype(self.dtype if dtype is None else dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"randn_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
-    return Tensor(_random.rng().standard_normal(self.shape).astype(dtype), requires_grad=requires_grad)
-
-
-def rand_like(self, dtype=None, requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1) in self's shape; self must be floating point unless `dtype` says otherwise."""
-    dtype = np.dtype(self.dtype if dtype is None else dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"rand_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
-    return Tensor(_random.rng().random(self.shape).astype(dtype), requires_grad=requires_grad)
-
-
-def empty(cls, *shape, dtype=np.float32, requires_grad=False) -> Tensor:
-    """A tensor of `shape` whose values are whatever the memory held (fill it before reading it)."""
-    return cls(np.empty(_shape_args(shape), dtype=dtype), requires_grad=requires_grad)
-
-
-def randint(cls, *args, size=None, dtype=np.int64) -> Tensor:
-    """PyTorch's `randint(high, size)` or `randint(low, high, size)`: integers uniform in [low, high).
-
-    >>> Tensor.randint(0, 10, (2, 3)).shape
-    (2, 3)
-    """
-    if size is None:
-        if not args:
-            raise TypeError("randint: needs a size, as in randint(low, high, (2, 3))")
-        *args, size = args
-    if len(args) not in (1, 2):
-        raise TypeError(f"randint: expected (high, size) or (low, high, size), got {len(args) + 1} arguments")
-    low, high = (0, args[0]) if len(args) == 1 else args
-    if high <= low:
-        raise ValueError(f"randint: low ({low}) must be smaller than high ({high})")
-    size = (size,) if isinstance(size, int) else tuple(size)
-    return cls(_random.rng().integers(low, high, size, dtype=dtype))
-
-
-def linspace(cls, start, end, steps: int, dtype=np.float32, requires_grad=False) -> Tensor:
-    """`steps` evenly spaced values from start to end, both included. Computed as PyTorch does, in
-    the output dtype: the first half counts up from start, the second half down from end, so both
-    ends are exact and float32 values match PyTorch's bit for bit."""
-    if steps < 0:
-        raise ValueError(f"linspace: steps must be >= 0, got {steps}")
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f" or steps < 2:
-        return cls(np.linspace(start, end, steps).astype(dtype), requires_grad=requires_grad)
-    start, end = dtype.type(start), dtype.type(end)
-    step, i = (end - start) / dtype.type(steps - 1), np.arange(steps, dtype=dtype)
-    values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
-    return cls(values.astype(dtype), requires_grad=requires_grad)
-
-
-def eye(cls, n: int, m: int | None = None, dtype=np.float32, requires_grad=False) -> Tensor:
-    """(n, m) with ones on the main diagonal; m defaults to n."""
-    return cls(np.eye(n, m, dtype=dtype), requires_grad=requires_grad)
+def shape_args(shape) -> tuple:
+    """Accept f(2, 3) and f((2, 3)) alike."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
 
 
 def _triangle(self: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
@@ -96,37 +29,104 @@ def _triangle(self: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
         raise ValueError(f"{op}: needs a tensor of at least 2 dimensions, got shape {self.shape}")
     ones = np.ones(self.shape[-2:], dtype=bool)
     keep = np.tril(ones, diagonal) if lower else np.triu(ones, diagonal)
-    return Tensor(keep).where(self, 0)       # where, not a product: keeps -inf and passes no NaN
+    return type(self)(keep).where(self, 0)       # where, not a product: keeps -inf and passes no NaN
 
 
-def tril(self, diagonal: int = 0) -> Tensor:
-    """(..., n, m) -> (..., n, m): the entries on and below diagonal `diagonal` (0 is the main one,
-    positive moves up), zero above. The gradient flows only into the kept entries."""
-    return _triangle(self, diagonal, True, "tril")
+class CreationMixin:
+    """Tensor's methods that make new tensors: zeros_like, randint, eye, tril, one_hot, ..."""
 
+    __slots__ = ()
 
-def triu(self, diagonal: int = 0) -> Tensor:
-    """(..., n, m) -> (..., n, m): the entries on and above diagonal `diagonal`, zero below."""
-    return _triangle(self, diagonal, False, "triu")
+    def zeros_like(self, dtype=None, requires_grad=False) -> Tensor:
+        """Zeros of self's shape, and of self's dtype unless `dtype` is given."""
+        dtype = self.dtype if dtype is None else dtype
+        return type(self)(np.zeros(self.shape, dtype=dtype), requires_grad=requires_grad)
 
+    def ones_like(self, dtype=None, requires_grad=False) -> Tensor:
+        """Ones of self's shape, and of self's dtype unless `dtype` is given."""
+        dtype = self.dtype if dtype is None else dtype
+        return type(self)(np.ones(self.shape, dtype=dtype), requires_grad=requires_grad)
 
-def one_hot(self, num_classes: int = -1) -> Tensor:
-    """Integer class indices (...) -> int64 (..., num_classes), a 1 at each index. num_classes=-1
-    takes max + 1, as PyTorch does. (tinygrad spells it the same; PyTorch as F.one_hot(t, n).)"""
-    if self.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: needs an integer tensor of class indices, got dtype {self.dtype}")
-    if num_classes == -1:
-        num_classes = int(self.data.max()) + 1 if self.size else 0
-    bad = self.data[(self.data < 0) | (self.data >= num_classes)]
-    if bad.size:
-        raise ValueError(f"one_hot: class index {bad.flat[0]} is outside [0, {num_classes}) (shape {self.shape})")
-    return Tensor((self.data[..., None] == np.arange(num_classes)).astype(np.int64))
+    def full_like(self, fill_value, dtype=None, requires_grad=False) -> Tensor:
+        """`fill_value` everywhere, in self's shape and dtype (unless `dtype` is given)."""
+        dtype = self.dtype if dtype is None else dtype
+        return type(self)(np.full(self.shape, fill_value, dtype=dtype), requires_grad=requires_grad)
 
+    def randn_like(self, dtype=None, requires_grad=False) -> Tensor:
+        """Standard normal samples in self's shape; self must be floating point unless `dtype` says otherwise."""
+        dtype = np.dtype(self.dtype if dtype is None else dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"randn_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
+        return type(self)(_random.rng().standard_normal(self.shape).astype(dtype), requires_grad=requires_grad)
 
-METHODS = {
-    "zeros_like": zeros_like, "ones_like": ones_like, "full_like": full_like,
-    "randn_like": randn_like, "rand_like": rand_like,
-    "empty": classmethod(empty), "randint": classmethod(randint), "linspace": classmethod(linspace),
-    "eye": classmethod(eye),
-    "tril": tril, "triu": triu, "one_hot": one_hot,
-}
+    def rand_like(self, dtype=None, requires_grad=False) -> Tensor:
+        """Uniform samples in [0, 1) in self's shape; self must be floating point unless `dtype` says otherwise."""
+        dtype = np.dtype(self.dtype if dtype is None else dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"rand_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
+        return type(self)(_random.rng().random(self.shape).astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def empty(cls, *shape, dtype=np.float32, requires_grad=False) -> Tensor:
+        """A tensor of `shape` whose values are whatever the memory held (fill it before reading it)."""
+        return cls(np.empty(shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def randint(cls, *args, size=None, dtype=np.int64) -> Tensor:
+        """PyTorch's `randint(high, size)` or `randint(low, high, size)`: integers uniform in [low, high).
+
+        >>> Tensor.randint(0, 10, (2, 3)).shape
+        (2, 3)
+        """
+        if size is None:
+            if not args:
+                raise TypeError("randint: needs a size, as in randint(low, high, (2, 3))")
+            *args, size = args
+        if len(args) not in (1, 2):
+            raise TypeError(f"randint: expected (high, size) or (low, high, size), got {len(args) + 1} arguments")
+        low, high = (0, args[0]) if len(args) == 1 else args
+        if high <= low:
+            raise ValueError(f"randint: low ({low}) must be smaller than high ({high})")
+        size = (size,) if isinstance(size, int) else tuple(size)
+        return cls(_random.rng().integers(low, high, size, dtype=dtype))
+
+    @classmethod
+    def linspace(cls, start, end, steps: int, dtype=np.float32, requires_grad=False) -> Tensor:
+        """`steps` evenly spaced values from start to end, both included. Computed as PyTorch does, in
+        the output dtype: the first half counts up from start, the second half down from end, so both
+        ends are exact and float32 values match PyTorch's bit for bit."""
+        if steps < 0:
+            raise ValueError(f"linspace: steps must be >= 0, got {steps}")
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f" or steps < 2:
+            return cls(np.linspace(start, end, steps).astype(dtype), requires_grad=requires_grad)
+        start, end = dtype.type(start), dtype.type(end)
+        step, i = (end - start) / dtype.type(steps - 1), np.arange(steps, dtype=dtype)
+        values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+        return cls(values.astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def eye(cls, n: int, m: int | None = None, dtype=np.float32, requires_grad=False) -> Tensor:
+        """(n, m) with ones on the main diagonal; m defaults to n."""
+        return cls(np.eye(n, m, dtype=dtype), requires_grad=requires_grad)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """(..., n, m) -> (..., n, m): the entries on and below diagonal `diagonal` (0 is the main one,
+        positive moves up), zero above. The gradient flows only into the kept entries."""
+        return _triangle(self, diagonal, True, "tril")
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """(..., n, m) -> (..., n, m): the entries on and above diagonal `diagonal`, zero below."""
+        return _triangle(self, diagonal, False, "triu")
+
+    def one_hot(self, num_classes: int = -1) -> Tensor:
+        """Integer class indices (...) -> int64 (..., num_classes), a 1 at each index. num_classes=-1
+        takes max + 1, as PyTorch does. (tinygrad spells it the same; PyTorch as F.one_hot(t, n).)"""
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"one_hot: needs an integer tensor of class indices, got dtype {self.dtype}")
+        if num_classes == -1:
+            num_classes = int(self.data.max()) + 1 if self.size else 0
+        bad = self.data[(self.data < 0) | (self.data >= num_classes)]
+        if bad.size:
+            raise ValueError(f"one_hot: class index {bad.flat[0]} is outside [0, {num_classes}) (shape {self.shape})")
+        return type(self)((self.data[..., None] == np.arange(num_classes)).astype(np.int64))

@@ -4,114 +4,107 @@ and the comparisons isclose/allclose.
 
 sin, cos, erf and log1p are primitives (tinygrad_like/ops.py); the rest are composed from primitives,
 so their gradients (and second derivatives) come for free. Every function keeps the input's shape
-and, for float32 input, float32. Attached to Tensor through `METHODS` at the bottom.
+and, for float32 input, float32. Tensor inherits them from `ElementwiseMathMixin`.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tinygrad_like import ops
-from tinygrad_like.tensor import Tensor
 
-
-def sin(self) -> Tensor: return ops.Sin.apply(self)
-def cos(self) -> Tensor: return ops.Cos.apply(self)
-def erf(self) -> Tensor:
-    """erf(x) = 2/√π ∫₀ˣ e^(-t²) dt, the Gaussian CDF's core: Φ(x) = (1 + erf(x/√2)) / 2."""
-    return ops.Erf.apply(self)
-def log1p(self) -> Tensor: return ops.Log1p.apply(self)
-
-
-def rsqrt(self) -> Tensor:
-    """1/√x (RMSNorm's scale)."""
-    return 1 / self.sqrt()
-
-
-def log2(self) -> Tensor:
-    """log₂ x = ln x / ln 2."""
-    return self.log() * (1 / math.log(2))
-
-
-def exp2(self) -> Tensor:
-    """2ˣ = e^(x ln 2)."""
-    return (self * math.log(2)).exp()
-
-
-def square(self) -> Tensor:
-    return self * self
-
-
-def pow(self, exponent) -> Tensor:
-    """self ** exponent, as a method (PyTorch's x.pow(2)); exponent a number or a Tensor."""
-    return self ** exponent
-
-
-def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + e^(βx)) / β, a smooth relu; PyTorch's `threshold`: where βx > threshold it is x.
-
-    Written as max(x, 0) + log1p(e^(-|x|)), so e^x never overflows (x = 1e4 gives 1e4) and
-    x = -1e4 gives 0 without a log(1 + 0) losing the tiny value. The two branches pick x or -x with
-    `where` (not relu/abs), so the derivative at 0 is σ(0) = 1/2, as it should be.
-    """
-    y = self * beta if beta != 1 else self
-    positive = y > 0
-    out = positive.where(y, 0) + positive.where(-y, y).exp().log1p()
-    out = out / beta if beta != 1 else out
-    return (y > threshold).where(self, out)
-
-
-def clamp(self, min=None, max=None) -> Tensor:
-    """Clamp into [min, max] (numbers or tensors). The gradient is 1 where min <= x <= max, bounds
-    included, and 0 where clamped, as in PyTorch; a tensor bound gets the gradient where it won.
-    With min > max every entry is max, as in PyTorch. `clip` is the same op (numpy's, tinygrad's name)."""
-    out = self
-    if min is not None:
-        out = (out < min).where(self._lift(min), out)
-    if max is not None:
-        out = (out > max).where(self._lift(max), out)
-    return out
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
 
 
 def _constant(self: Tensor, array: np.ndarray) -> Tensor:
-    return Tensor._make(array, None)
+    return self._make(array, None)
 
 
-def round(self, decimals: int = 0) -> Tensor:
-    """Round half to even (0.5 -> 0, 1.5 -> 2), as PyTorch and numpy do. No gradient: a step function."""
-    return _constant(self, np.round(self.data, decimals))
+class ElementwiseMathMixin:
+    """Tensor's elementwise math beyond the core: sin, erf, clamp, round, lerp, isclose, ..."""
 
+    __slots__ = ()
 
-def floor(self) -> Tensor:
-    """Largest integer <= x, in x's dtype. No gradient."""
-    return _constant(self, np.floor(self.data))
+    def sin(self) -> Tensor: return ops.Sin.apply(self)
 
+    def cos(self) -> Tensor: return ops.Cos.apply(self)
 
-def ceil(self) -> Tensor:
-    """Smallest integer >= x, in x's dtype. No gradient."""
-    return _constant(self, np.ceil(self.data))
+    def erf(self) -> Tensor:
+        """erf(x) = 2/√π ∫₀ˣ e^(-t²) dt, the Gaussian CDF's core: Φ(x) = (1 + erf(x/√2)) / 2."""
+        return ops.Erf.apply(self)
 
+    def log1p(self) -> Tensor: return ops.Log1p.apply(self)
 
-def lerp(self, end, weight) -> Tensor:
-    """self + weight·(end - self): weight 0 gives self, 1 gives end (weight a number or a tensor)."""
-    return self + weight * (self._lift(end) - self)
+    def rsqrt(self) -> Tensor:
+        """1/√x (RMSNorm's scale)."""
+        return 1 / self.sqrt()
 
+    def log2(self) -> Tensor:
+        """log₂ x = ln x / ln 2."""
+        return self.log() * (1 / math.log(2))
 
-def isclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
-    """Boolean tensor: |self - other| <= atol + rtol·|other| (infinities close to themselves).
-    PyTorch's defaults; broadcasts like any binary op. No gradient."""
-    other = other.data if isinstance(other, Tensor) else other
-    return Tensor._make(np.isclose(self.data, other, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
+    def exp2(self) -> Tensor:
+        """2ˣ = e^(x ln 2)."""
+        return (self * math.log(2)).exp()
 
+    def square(self) -> Tensor:
+        return self * self
 
-def allclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    """True when every entry is `isclose` (a Python bool, as in PyTorch)."""
-    return bool(isclose(self, other, rtol, atol, equal_nan).data.all())
+    def pow(self, exponent) -> Tensor:
+        """self ** exponent, as a method (PyTorch's x.pow(2)); exponent a number or a Tensor."""
+        return self ** exponent
 
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+        """log(1 + e^(βx)) / β, a smooth relu; PyTorch's `threshold`: where βx > threshold it is x.
 
-METHODS = {
-    "sin": sin, "cos": cos, "erf": erf, "log1p": log1p, "rsqrt": rsqrt, "log2": log2, "exp2": exp2,
-    "square": square, "pow": pow, "softplus": softplus, "clamp": clamp, "clip": clamp,
-    "round": round, "floor": floor, "ceil": ceil, "lerp": lerp, "isclose": isclose, "allclose": allclose,
-}
+        Written as max(x, 0) + log1p(e^(-|x|)), so e^x never overflows (x = 1e4 gives 1e4) and
+        x = -1e4 gives 0 without a log(1 + 0) losing the tiny value. The two branches pick x or -x with
+        `where` (not relu/abs), so the derivative at 0 is σ(0) = 1/2, as it should be.
+        """
+        y = self * beta if beta != 1 else self
+        positive = y > 0
+        out = positive.where(y, 0) + positive.where(-y, y).exp().log1p()
+        out = out / beta if beta != 1 else out
+        return (y > threshold).where(self, out)
+
+    def clamp(self, min=None, max=None) -> Tensor:
+        """Clamp into [min, max] (numbers or tensors). The gradient is 1 where min <= x <= max, bounds
+        included, and 0 where clamped, as in PyTorch; a tensor bound gets the gradient where it won.
+        With min > max every entry is max, as in PyTorch. `clip` is the same op (numpy's, tinygrad's name)."""
+        out = self
+        if min is not None:
+            out = (out < min).where(self._lift(min), out)
+        if max is not None:
+            out = (out > max).where(self._lift(max), out)
+        return out
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Round half to even (0.5 -> 0, 1.5 -> 2), as PyTorch and numpy do. No gradient: a step function."""
+        return _constant(self, np.round(self.data, decimals))
+
+    def floor(self) -> Tensor:
+        """Largest integer <= x, in x's dtype. No gradient."""
+        return _constant(self, np.floor(self.data))
+
+    def ceil(self) -> Tensor:
+        """Smallest integer >= x, in x's dtype. No gradient."""
+        return _constant(self, np.ceil(self.data))
+
+    def lerp(self, end, weight) -> Tensor:
+        """self + weight·(end - self): weight 0 gives self, 1 gives end (weight a number or a tensor)."""
+        return self + weight * (self._lift(end) - self)
+
+    def isclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
+        """Boolean tensor: |self - other| <= atol + rtol·|other| (infinities close to themselves).
+        PyTorch's defaults; broadcasts like any binary op. No gradient."""
+        other = other.data if isinstance(other, type(self)) else other
+        return self._make(np.isclose(self.data, other, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
+
+    def allclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+        """True when every entry is `isclose` (a Python bool, as in PyTorch)."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).data.all())
+
+    clip = clamp

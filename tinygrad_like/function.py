@@ -16,7 +16,7 @@ class _State(threading.local):
     grad_enabled = True
     scope = ""  # the dotted name of the scopes we are in
     detect_anomaly = False
-    fused = True
+    fused = True  # the fast path is on (fast_path, composed)
 
 
 state = _State()
@@ -62,14 +62,21 @@ def current_scope() -> str:
 
 
 @contextlib.contextmanager
-def composed():
-    """Use the composed versions of linear, softmax, log_softmax, layernorm, gelu, cross-entropy and
-    attention instead of their fused twins (tinygrad_like/fused.py), so that `draw_graph` shows how they work."""
-    prev, state.fused = state.fused, False
+def fast_path(on: bool):
+    """Turn the fast path (tinygrad_like/fast/) on or off inside the block: its fused ops in place of the
+    composites, and its array functions in place of the plain ones of primitives (dispatch.py)."""
+    prev, state.fused = state.fused, bool(on)
     try:
         yield
     finally:
         state.fused = prev
+
+
+def composed():
+    """`with composed():` runs the composites (composites.py: linear, softmax, log_softmax, layernorm,
+    gelu, cross-entropy, attention) instead of their fused ops, so that `draw_graph` shows how they
+    work: the fast path off, as `tinygrad_like.fast.enabled(False)`."""
+    return fast_path(False)
 
 
 @contextlib.contextmanager

@@ -7,9 +7,10 @@ Ops remember the name scope they ran in, and `group_scopes` draws each scope as 
 parameter sits in the box of the layer whose state_dict name it carries (`attn.c_attn.weight` in
 `attn.c_attn`, where the op that uses it ran).
 
-A fused op (fused.py) can be opened: it is then drawn as a box, "Softmax (fused)", holding the graph
-of its composed twin (twins.py) rebuilt on the same inputs. A graph freed by backward() is drawn from
-what it keeps (function.Skeleton): every op, shape, scope and leaf, without the arrays.
+A fused op (fast/fused.py) can be opened: it is then drawn as a box, "Softmax (fused)", holding the
+graph of the composite it replaces (composites.py, through dispatch.rebuild) built on the same inputs.
+A graph freed by backward() is drawn from what it keeps (function.Skeleton): every op, shape, scope
+and leaf, without the arrays.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from collections import deque
 
 import numpy as np
 
-from tinygrad_like import twins
+from tinygrad_like import dispatch
+from tinygrad_like.autograd import backprop
 from tinygrad_like.tensor import Tensor
 
 try:
@@ -47,28 +49,31 @@ def _key(t) -> int:
     return id(t._ctx) if t._ctx is not None else id(t)
 
 
-def _leaf_scope(t) -> str:
+def _leaf_scope(t, user_scopes=()) -> str:
+    """A parameter named `attn.c_attn.weight` sits in the box of the op that reads it: the user's scope
+    that is `attn.c_attn` or ends with it (a module called inside an outer scope), else `attn.c_attn`."""
     if t.name and "." in t.name:
-        return t.name.rsplit(".", 1)[0]
+        prefix = t.name.rsplit(".", 1)[0]
+        return next((s for s in user_scopes if s == prefix or s.endswith("." + prefix)), prefix)
     return t.scope or ""
 
 
 class _Opener:
-    """Replaces each fused node to open by the output of its composed twin, built on stand-ins of the
-    node's parents (leaves holding the same arrays) so that the twin's graph stops at them; a
-    stand-in is drawn as the parent it stands for. Remembers which box each twin node belongs to."""
+    """Replaces each fused node to open by the output of its composite, built on stand-ins of the
+    node's parents (leaves holding the same arrays) so that the composite's graph stops at them; a
+    stand-in is drawn as the parent it stands for. Remembers which box each composite node belongs to."""
 
     def __init__(self, opened: set, direction: str, show_grads: bool):
         self.opened, self.direction, self.show_grads = opened, direction, show_grads
         self.alias = {}   # key of a fused output or a stand-in -> the tensor drawn in its place
-        self.box_of = {}  # key -> box name, for the twin's nodes and for fused nodes left closed
+        self.box_of = {}  # key -> box name, for the composite's nodes and for fused nodes left closed
         self.boxes = {}   # box name -> (label, scope)
 
     def wants(self, t) -> bool:
-        return t._ctx is not None and type(t._ctx).__name__ in self.opened and twins.has_twin(t._ctx)
+        return t._ctx is not None and type(t._ctx).__name__ in self.opened and dispatch.is_fused(t._ctx)
 
     def resolve(self, t, open_new: bool = True):
-        """What is drawn for t: t itself, or the output of its twin (opened now if open_new)."""
+        """What is drawn for t: t itself, or the output of its composite (opened now if open_new)."""
         key = _key(t)
         while key in self.alias:
             t = self.alias[key]
@@ -79,18 +84,17 @@ class _Opener:
         box = f"cluster_fused_{len(self.boxes)}"
         name = type(ctx).__name__ + ("Backward" if self.direction == "backward" else "")
         self.boxes[box] = (f"{name} (fused)", ctx.scope or "")
-        if not twins.can_rebuild(ctx):  # freed by backward: a closed box
+        if not dispatch.can_rebuild(ctx):  # freed by backward: a closed box
             self.box_of[key] = box
             return t
         stand_ins = [_stand_in(p, self.direction) for p in ctx.parents]
-        out = twins.rebuild(ctx, stand_ins)
+        out = dispatch.rebuild(ctx, stand_ins)
         for s, p in zip(stand_ins, ctx.parents):
             self.alias[id(s)] = p
         self.alias[key] = out
         for member in _members(out, {id(s) for s in stand_ins}):
             self.box_of[_key(member)] = box
-        if self.show_grads and t._last_grad is not None:  # the gradient that reached the fused op, through the twin
-            from tinygrad_like.autograd import backprop
+        if self.show_grads and t._last_grad is not None:  # the gradient that reached the fused op, via its composite
             backprop([out], [Tensor._make(t._last_grad, None)], retain_graph=True,
                      inputs=[s for s in stand_ins if s.requires_grad])
         return out
@@ -98,7 +102,7 @@ class _Opener:
 
 def _stand_in(p: Tensor, direction: str) -> Tensor:
     """A leaf holding p's array. In a forward drawing it requires grad even where p does not, so that
-    every op of the twin is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
+    every op of the composite is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
     s = Tensor._make(p.data, None)
     s.requires_grad = p.requires_grad or direction == "forward" and p.dtype.kind == "f"
     s.name, s.scope = p.name, p.scope
@@ -133,7 +137,7 @@ def _collect(root, max_nodes: int, direction: str, opener: _Opener):
         for p in t._ctx.parents:
             if direction == "backward" and not p.requires_grad:
                 continue
-            p = opener.resolve(p, open_new=len(keep) < max_nodes)  # no twins built for what is not drawn
+            p = opener.resolve(p, open_new=len(keep) < max_nodes)  # no composites built for what is not drawn
             if _key(p) not in seen:
                 seen.add(_key(p))
                 queue.append(p)
@@ -141,14 +145,14 @@ def _collect(root, max_nodes: int, direction: str, opener: _Opener):
 
 
 def _to_open(root, expand, direction: str, max_nodes: int) -> set:
-    names = {op.__name__ for op in twins.TWINS}
+    names = dispatch.fused_op_names()
     if expand is True:
         return names
     if expand is False or expand is None:
         return set()
     if expand == "auto":
         _, tensors, _ = _collect(root, max_nodes, direction, _Opener(set(), direction, False))
-        fused = sum(t._ctx is not None and twins.has_twin(t._ctx) for t in tensors)
+        fused = sum(t._ctx is not None and dispatch.is_fused(t._ctx) for t in tensors)
         return names if fused <= EXPAND_AT_MOST else set()
     wanted = {expand} if isinstance(expand, str) else set(expand)
     unknown = wanted - names
@@ -170,8 +174,8 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     intermediate gradients need `backward(retain_graph=True)`, which keeps the arrays.
 
     expand: which fused ops (linear, softmax, log_softmax, layernorm, GELU, cross-entropy, attention,
-    multi-head attention; tinygrad_like/fused.py) to open, each drawn as a box "Softmax (fused)"
-    holding the primitive graph of its composed twin (tinygrad_like/twins.py) built on the same inputs.
+    multi-head attention; tinygrad_like/fast/fused.py) to open, each drawn as a box "Softmax (fused)"
+    holding the primitive graph of its composite (tinygrad_like/composites.py) built on the same inputs.
     "auto" (the default) opens them all when the graph holds at most EXPAND_AT_MOST = 6 of them (a
     softmax, a LayerNorm, an attention head with its three projections, a small MLP and its loss)
     and none otherwise, so a transformer block (8 fused ops) stays one node per sub-layer; True opens
@@ -191,6 +195,13 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     def node_id(t) -> str:
         return f"n{numbers.setdefault(_key(t), len(numbers))}"
 
+    user_scopes: dict[int, list] = {}  # leaf -> the scopes of the ops that read it
+    for t in (t for t in tensors if t._ctx is not None):
+        box = opener.box_of.get(_key(t))
+        for p in t._ctx.parents:
+            user_scopes.setdefault(_key(opener.resolve(p, open_new=False)), []).append(
+                opener.boxes[box][1] if box else t._ctx.scope or "")
+
     for t in tensors:
         ctx, box = t._ctx, opener.box_of.get(_key(t))
         data = t.data
@@ -205,7 +216,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             if show_grads and t.grad is not None:
                 label.append(_norm(t.grad.data))
             color = "lightblue" if t.requires_grad else "lightgrey"
-            where = (opener.boxes[box][1], box) if box else (_leaf_scope(t), None)
+            where = (opener.boxes[box][1], box) if box else (_leaf_scope(t, user_scopes.get(_key(t), ())), None)
             nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
             continue
         lost = lost or ctx.freed and (show_grads and direction == "backward" or show_values and data is None)
@@ -217,7 +228,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             label.append(_shape(t.shape))
         if show_values and data is not None:
             label.append(_values(data))
-        if box and not twins.can_rebuild(ctx) and twins.has_twin(ctx):
+        if box and not dispatch.can_rebuild(ctx) and dispatch.is_fused(ctx):
             label.append("(not opened: its inputs were\\nfreed by backward)")
         attrs = dict(shape="oval")
         if t is root:

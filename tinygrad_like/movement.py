@@ -3,154 +3,146 @@ flip, roll, pad, clone, numel.
 
 All are composed from the movement primitives (reshape, expand, getitem, cat), so their gradients
 route each output entry's gradient back to the entry it came from. Movement ops take `dim` as
-PyTorch does. Attached to Tensor through `METHODS` at the bottom.
+PyTorch does. Tensor inherits them from `MovementMixin`.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tinygrad_like import ops
-from tinygrad_like.tensor import Tensor
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
 
 
 def _slice(self: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tensor:
     return self[(slice(None),) * dim + (slice(start, stop, step),)]
 
 
-def split(self, split_size_or_sections, dim: int = 0) -> tuple:
-    """Cut along `dim` into pieces of `split_size` entries (the last may be smaller), or into pieces
-    of the given sizes (a list that must add up to shape[dim]). (6, 4).split(4) -> (4, 4), (2, 4)."""
-    d = self._dim(dim, "split")
-    n = self.shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        size = int(split_size_or_sections)
-        if size <= 0:
-            raise ValueError(f"split: split_size must be positive, got {size}")
-        sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise ValueError(f"split: sections {sizes} do not add up to {n}, dim {dim} of shape {self.shape}")
-    starts = np.cumsum([0] + sizes).tolist()
-    return tuple(_slice(self, d, a, b) for a, b in zip(starts, starts[1:]))
+class MovementMixin:
+    """Tensor's movement methods beyond the core: split, chunk, repeat, flip, roll, pad, ..."""
 
+    __slots__ = ()
 
-def chunk(self, chunks: int, dim: int = 0) -> tuple:
-    """Cut along `dim` into `chunks` pieces of ceil(n / chunks) entries; as in PyTorch, fewer
-    pieces come back when the sizes do not allow that many ((5,).chunk(4) gives sizes 2, 2, 1)."""
-    if chunks <= 0:
-        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
-    n = self.shape[self._dim(dim, "chunk")]
-    return split(self, max(math.ceil(n / chunks), 1), dim)
-
-
-def unflatten(self, dim: int, sizes) -> Tensor:
-    """Undo flatten for one axis: (B, 12).unflatten(1, (3, 4)) is (B, 3, 4); one size may be -1."""
-    d = self._dim(dim, "unflatten")
-    sizes = tuple(int(s) for s in sizes)
-    known = math.prod(s for s in sizes if s != -1)
-    if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]) or \
-            (-1 in sizes and (known == 0 or self.shape[d] % known)):
-        raise ValueError(f"unflatten: sizes {sizes} do not fit dim {dim} of shape {self.shape}")
-    sizes = tuple(self.shape[d] // known if s == -1 else s for s in sizes)
-    return self.reshape(self.shape[:d] + sizes + self.shape[d + 1:])
-
-
-def repeat(self, *sizes) -> Tensor:
-    """Tile the whole tensor: (2, 3).repeat(2, 1) is (4, 3), rows 0 1 0 1 (numpy's tile). More
-    sizes than dimensions add leading axes. Built as reshape -> expand -> reshape."""
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    if len(sizes) < self.ndim:
-        raise ValueError(f"repeat: needs at least {self.ndim} sizes for shape {self.shape}, got {sizes}")
-    shape = (1,) * (len(sizes) - self.ndim) + self.shape
-    interleaved = tuple(v for n in shape for v in (1, n))                 # (1, a, 1, b)
-    tiled = tuple(v for r, n in zip(sizes, shape) for v in (r, n))         # (r1, a, r2, b)
-    return self.reshape(interleaved).expand(tiled).reshape(tuple(r * n for r, n in zip(sizes, shape)))
-
-
-def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
-    """Repeat each entry along `dim` in place: [a, b].repeat_interleave(2) is [a, a, b, b]. With
-    dim=None the tensor is flattened first. `repeats` an int, or one count per entry (list/tensor).
-    GQA as tutorials write it: k (B, n_kv, T, hs).repeat_interleave(n_head // n_kv, dim=1)."""
-    x, d = (self.flatten(), 0) if dim is None else (self, self._dim(dim, "repeat_interleave"))
-    if isinstance(repeats, (int, np.integer)):
-        if repeats < 0:
-            raise ValueError(f"repeat_interleave: repeats must be >= 0, got {repeats}")
-        expanded = x.unsqueeze(d + 1).expand(x.shape[:d + 1] + (int(repeats),) + x.shape[d + 1:])
-        return expanded.flatten(d, d + 1)
-    counts = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats).reshape(-1)
-    if counts.shape != (x.shape[d],) or (counts < 0).any():
-        raise ValueError(f"repeat_interleave: need {x.shape[d]} counts >= 0 for dim {d} of shape {x.shape}, "
-                         f"got {counts.tolist()}")
-    return x.index_select(d, np.repeat(np.arange(x.shape[d]), counts))
-
-
-def flip(self, dims) -> Tensor:
-    """Reverse the order along each of `dims` (an int or a tuple)."""
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    index = [slice(None)] * self.ndim
-    for d in dims:
-        index[self._dim(d, "flip")] = slice(None, None, -1)
-    return self[tuple(index)]
-
-
-def roll(self, shifts, dims=None) -> Tensor:
-    """Shift entries along `dims` by `shifts`, wrapping around: [1, 2, 3].roll(1) is [3, 1, 2].
-    dims=None rolls the flattened tensor and restores the shape."""
-    if dims is None:
-        return roll(self.flatten(), shifts, 0).reshape(self.shape)
-    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    if len(shifts) != len(dims):
-        raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
-    out = self
-    for s, dim in zip(shifts, dims):
-        d = self._dim(dim, "roll")
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple:
+        """Cut along `dim` into pieces of `split_size` entries (the last may be smaller), or into pieces
+        of the given sizes (a list that must add up to shape[dim]). (6, 4).split(4) -> (4, 4), (2, 4)."""
+        d = self._dim(dim, "split")
         n = self.shape[d]
-        if n and s % n:
-            cut = n - s % n
-            out = Tensor.cat(_slice(out, d, cut, n), _slice(out, d, 0, cut), dim=d)
-    return out
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            size = int(split_size_or_sections)
+            if size <= 0:
+                raise ValueError(f"split: split_size must be positive, got {size}")
+            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        else:
+            sizes = [int(s) for s in split_size_or_sections]
+            if sum(sizes) != n or any(s < 0 for s in sizes):
+                raise ValueError(f"split: sections {sizes} do not add up to {n}, dim {dim} of shape {self.shape}")
+        starts = np.cumsum([0] + sizes).tolist()
+        return tuple(_slice(self, d, a, b) for a, b in zip(starts, starts[1:]))
 
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """Cut along `dim` into `chunks` pieces of ceil(n / chunks) entries; as in PyTorch, fewer
+        pieces come back when the sizes do not allow that many ((5,).chunk(4) gives sizes 2, 2, 1)."""
+        if chunks <= 0:
+            raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+        n = self.shape[self._dim(dim, "chunk")]
+        return self.split(max(math.ceil(n / chunks), 1), dim)
 
-def pad(self, pad, value=0.0) -> Tensor:
-    """Constant padding in PyTorch's order: pairs from the LAST dimension backwards,
-    (left, right) for the last dim, then (top, bottom) for the one before, and so on.
-    (2, 3).pad((1, 2)) is (2, 6); (2, 3).pad((0, 0, 1, 0)) is (3, 3). A negative amount crops.
-    The padding carries no gradient; the input's entries get theirs back."""
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > self.ndim:
-        raise ValueError(f"pad: needs pairs (left, right) for at most {self.ndim} dims of shape {self.shape}, "
-                         f"got {pad}")
-    out = self
-    for i in range(len(pad) // 2):
-        d, (before, after) = self.ndim - 1 - i, pad[2 * i: 2 * i + 2]
-        n = out.shape[d]
-        if n + min(before, 0) + min(after, 0) < 0:
-            raise ValueError(f"pad: cropping {pad} removes more than dim {d} of shape {self.shape} holds")
-        out = _slice(out, d, max(-before, 0), n - max(-after, 0))
-        pieces = []
-        for amount in (max(before, 0), max(after, 0)):
-            shape = out.shape[:d] + (amount,) + out.shape[d + 1:]
-            pieces.append(Tensor._make(np.full(shape, value, dtype=self.dtype), None) if amount else None)
-        out = Tensor.cat([p for p in (pieces[0], out, pieces[1]) if p is not None], dim=d)
-    return out
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        """Undo flatten for one axis: (B, 12).unflatten(1, (3, 4)) is (B, 3, 4); one size may be -1."""
+        d = self._dim(dim, "unflatten")
+        sizes = tuple(int(s) for s in sizes)
+        known = math.prod(s for s in sizes if s != -1)
+        if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]) or \
+                (-1 in sizes and (known == 0 or self.shape[d] % known)):
+            raise ValueError(f"unflatten: sizes {sizes} do not fit dim {dim} of shape {self.shape}")
+        sizes = tuple(self.shape[d] // known if s == -1 else s for s in sizes)
+        return self.reshape(self.shape[:d] + sizes + self.shape[d + 1:])
 
+    def repeat(self, *sizes) -> Tensor:
+        """Tile the whole tensor: (2, 3).repeat(2, 1) is (4, 3), rows 0 1 0 1 (numpy's tile). More
+        sizes than dimensions add leading axes. Built as reshape -> expand -> reshape."""
+        sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+        if len(sizes) < self.ndim:
+            raise ValueError(f"repeat: needs at least {self.ndim} sizes for shape {self.shape}, got {sizes}")
+        shape = (1,) * (len(sizes) - self.ndim) + self.shape
+        interleaved = tuple(v for n in shape for v in (1, n))                 # (1, a, 1, b)
+        tiled = tuple(v for r, n in zip(sizes, shape) for v in (r, n))         # (r1, a, r2, b)
+        return self.reshape(interleaved).expand(tiled).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
-def clone(self) -> Tensor:
-    """A copy with its own memory (writing into it leaves self alone); the gradient passes through."""
-    return ops.Clone.apply(self)
+    def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
+        """Repeat each entry along `dim` in place: [a, b].repeat_interleave(2) is [a, a, b, b]. With
+        dim=None the tensor is flattened first. `repeats` an int, or one count per entry (list/tensor).
+        GQA as tutorials write it: k (B, n_kv, T, hs).repeat_interleave(n_head // n_kv, dim=1)."""
+        x, d = (self.flatten(), 0) if dim is None else (self, self._dim(dim, "repeat_interleave"))
+        if isinstance(repeats, (int, np.integer)):
+            if repeats < 0:
+                raise ValueError(f"repeat_interleave: repeats must be >= 0, got {repeats}")
+            expanded = x.unsqueeze(d + 1).expand(x.shape[:d + 1] + (int(repeats),) + x.shape[d + 1:])
+            return expanded.flatten(d, d + 1)
+        counts = np.asarray(repeats.data if isinstance(repeats, type(self)) else repeats).reshape(-1)
+        if counts.shape != (x.shape[d],) or (counts < 0).any():
+            raise ValueError(f"repeat_interleave: need {x.shape[d]} counts >= 0 for dim {d} of shape {x.shape}, "
+                             f"got {counts.tolist()}")
+        return x.index_select(d, np.repeat(np.arange(x.shape[d]), counts))
 
+    def flip(self, dims) -> Tensor:
+        """Reverse the order along each of `dims` (an int or a tuple)."""
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        index = [slice(None)] * self.ndim
+        for d in dims:
+            index[self._dim(d, "flip")] = slice(None, None, -1)
+        return self[tuple(index)]
 
-def numel(self) -> int:
-    """The number of entries, PyTorch's name for .size (our .size is numpy's, an int)."""
-    return self.size
+    def roll(self, shifts, dims=None) -> Tensor:
+        """Shift entries along `dims` by `shifts`, wrapping around: [1, 2, 3].roll(1) is [3, 1, 2].
+        dims=None rolls the flattened tensor and restores the shape."""
+        if dims is None:
+            return self.flatten().roll(shifts, 0).reshape(self.shape)
+        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+        out = self
+        for s, dim in zip(shifts, dims):
+            d = self._dim(dim, "roll")
+            n = self.shape[d]
+            if n and s % n:
+                cut = n - s % n
+                out = self.cat(_slice(out, d, cut, n), _slice(out, d, 0, cut), dim=d)
+        return out
 
+    def pad(self, pad, value=0.0) -> Tensor:
+        """Constant padding in PyTorch's order: pairs from the LAST dimension backwards,
+        (left, right) for the last dim, then (top, bottom) for the one before, and so on.
+        (2, 3).pad((1, 2)) is (2, 6); (2, 3).pad((0, 0, 1, 0)) is (3, 3). A negative amount crops.
+        The padding carries no gradient; the input's entries get theirs back."""
+        pad = tuple(int(p) for p in pad)
+        if len(pad) % 2 or len(pad) // 2 > self.ndim:
+            raise ValueError(f"pad: needs pairs (left, right) for at most {self.ndim} dims of shape {self.shape}, "
+                             f"got {pad}")
+        out = self
+        for i in range(len(pad) // 2):
+            d, (before, after) = self.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+            n = out.shape[d]
+            if n + min(before, 0) + min(after, 0) < 0:
+                raise ValueError(f"pad: cropping {pad} removes more than dim {d} of shape {self.shape} holds")
+            out = _slice(out, d, max(-before, 0), n - max(-after, 0))
+            pieces = []
+            for amount in (max(before, 0), max(after, 0)):
+                shape = out.shape[:d] + (amount,) + out.shape[d + 1:]
+                pieces.append(self._make(np.full(shape, value, dtype=self.dtype), None) if amount else None)
+            out = self.cat([p for p in (pieces[0], out, pieces[1]) if p is not None], dim=d)
+        return out
 
-METHODS = {
-    "split": split, "chunk": chunk, "unflatten": unflatten, "repeat": repeat,
-    "repeat_interleave": repeat_interleave, "flip": flip, "roll": roll, "pad": pad, "clone": clone,
-    "numel": numel,
-}
+    def clone(self) -> Tensor:
+        """A copy with its own memory (writing into it leaves self alone); the gradient passes through."""
+        return ops.Clone.apply(self)
+
+    def numel(self) -> int:
+        """The number of entries, PyTorch's name for .size (our .size is numpy's, an int)."""
+        return self.size

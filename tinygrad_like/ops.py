@@ -5,6 +5,10 @@ so that with `create_graph=True` the gradient is itself a differentiable graph.
 
 Shapes: binary ops broadcast like numpy; `unbroadcast` is the one place that sums a gradient back
 to the shape of the input that was broadcast.
+
+Three forwards ask `dispatch.kernel` for their array function: Matmul ("matmul"), PowConst ("power")
+and the embedding gradient's ScatterAdd ("add_rows"). Here each is plain numpy; the fast path
+(tinygrad_like/fast/) registers faster ones that give the same numbers.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import math
 
 import numpy as np
 
-from tinygrad_like import pool
+from tinygrad_like.dispatch import kernel
 from tinygrad_like.function import Function
 
 
@@ -148,12 +152,15 @@ class Pow(Function):
                 unbroadcast(grad * out * x.log(), y.shape) if y.requires_grad else None)
 
 
+def power(x: np.ndarray, c) -> np.ndarray:
+    """x ** c for a constant c, in x's dtype when x is floating point."""
+    return x ** x.dtype.type(c) if x.dtype.kind == "f" else x ** c
+
+
 class PowConst(Function):
     def forward(self, x, c):
         self.c = c
-        if c == 2 or c == 3:                                              # np.power is ~30x slower than products
-            return x * x if c == 2 else x * x * x
-        return x ** x.dtype.type(c) if x.dtype.kind == "f" else x ** c
+        return kernel("power", power)(x, c)
     def backward(self, grad, out):                                        # d x^c = c x^(c-1)
         x, c = self.parents[0], self.c
         if c == 0:
@@ -195,7 +202,7 @@ class Matmul(Function):
     def forward(self, x, y):
         if x.ndim < 2 or y.ndim < 2 or x.shape[-1] != y.shape[-2]:
             raise ValueError(f"inner dimensions differ: {x.shape} @ {y.shape}")
-        return pool.matmul(x, y)
+        return kernel("matmul", np.matmul)(x, y)
     def backward(self, grad, out):                                        # dX = G Yᵀ, dY = Xᵀ G
         x, y = self.parents
         return (unbroadcast(grad @ y.transpose(-1, -2), x.shape) if x.requires_grad else None,
@@ -297,26 +304,11 @@ class ScatterAdd(Function):
         if _is_basic(index):
             out[index] = grad
         elif isinstance(index, np.ndarray) and index.dtype.kind in "iu":   # rows of a table: an embedding
-            _add_rows(out, index.reshape(-1), grad.reshape(-1, *shape[1:]))
+            kernel("add_rows", np.add.at)(out, index.reshape(-1), grad.reshape(-1, *shape[1:]))
         else:
             np.add.at(out, index, grad)
         return out
     def backward(self, grad, out): return grad[self.index]
-
-
-def _add_rows(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
-    """out[rows] += values, repeated rows adding up: sort the rows, sum each run of equal rows with
-    np.add.reduceat, write each row once. 2.5-6x faster than np.add.at for embedding gradients."""
-    if rows.size == 0:
-        return
-    rows = np.where(rows < 0, rows + out.shape[0], rows)
-    if (rows[1:] > rows[:-1]).all():           # already sorted and distinct, like positions 0..T-1
-        out[rows] += values
-        return
-    order = np.argsort(rows, kind="stable")
-    rows = rows[order]
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    out[rows[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
 
 def _is_basic(index) -> bool:

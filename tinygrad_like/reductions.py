@@ -3,90 +3,26 @@ norm, var_mean/std_mean.
 
 Reductions take `axis` (an int, a tuple or None for all axes) as sum/max/mean do; PyTorch calls it
 `dim` and passes it in the same place. cumsum is a primitive (ops.Cumsum); the rest is composed.
-Attached to Tensor through `METHODS` at the bottom.
+Tensor inherits them from `ReductionMixin`.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tinygrad_like import ops
-from tinygrad_like.tensor import Tensor
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
 
 
 def _index_reduce(self: Tensor, fn, axis, keepdim: bool, op: str) -> Tensor:
     if self.size == 0:
         raise ValueError(f"{op}: an empty tensor (shape {self.shape}) has no {op[3:]}")
     axis = None if axis is None else self._dim(axis, op)
-    return Tensor._make(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
-
-
-def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
-    """int64 index of the largest entry along `axis` (of the flattened tensor when None; with
-    keepdim every axis is kept as size 1). The first one at ties. No gradient."""
-    return _index_reduce(self, np.argmax, axis, keepdim, "argmax")
-
-
-def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
-    """int64 index of the smallest entry along `axis`, like argmax."""
-    return _index_reduce(self, np.argmin, axis, keepdim, "argmin")
-
-
-def all(self, axis=None, keepdim: bool = False) -> Tensor:
-    """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
-    return Tensor._make(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
-
-
-def any(self, axis=None, keepdim: bool = False) -> Tensor:
-    """Boolean: is some entry nonzero (over `axis`)? No gradient."""
-    return Tensor._make(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
-
-
-def cumsum(self, axis: int) -> Tensor:
-    """Running sum along `axis`: out[..., i, ...] = Σ_{j<=i} x[..., j, ...]. Same shape as self."""
-    return ops.Cumsum.apply(self, axis=self._dim(axis, "cumsum"))
-
-
-def cumprod(self, axis: int) -> Tensor:
-    """Running product along `axis`: out[i] = x[0]·x[1]···x[i]. Same shape as self.
-
-    Built as a chain of products out[i] = out[i-1]·x[i], so the gradient is the product rule's and
-    stays right when x holds zeros (the shortcut out/x divides by zero there). One Mul per step:
-    fine for the lengths of a sequence axis, slow for a huge one.
-    """
-    d = self._dim(axis, "cumprod")
-    if self.shape[d] == 0:
-        return self.clone()
-    before = (slice(None),) * d
-    running = self[before + (slice(0, 1),)]
-    parts = [running]
-    for i in range(1, self.shape[d]):
-        running = running * self[before + (slice(i, i + 1),)]
-        parts.append(running)
-    return Tensor.cat(parts, dim=d)
-
-
-def norm(self, p=2, axis=None, keepdim: bool = False) -> Tensor:
-    """The p-norm over `axis` (all entries when None): p = 2 or "fro" √Σx², p = 1 Σ|x|,
-    p = inf max |x|, p = -inf min |x|, other p > 0 (Σ|x|^p)^(1/p).
-
-    The 2-norm of a zero vector has gradient 0, as in PyTorch (a plain √ would give 0/0 = NaN):
-    the square root only sees the positive sums, `where` passes 0 for the rest.
-    """
-    if p in (2, "fro"):
-        squares = (self * self).sum(axis, keepdim)
-        positive = squares > 0
-        return positive.where(positive.where(squares, 1).sqrt(), 0)
-    if p == 1:
-        return self.abs().sum(axis, keepdim)
-    if p == math.inf:
-        return self.abs().max(axis, keepdim)
-    if p == -math.inf:
-        return self.abs().min(axis, keepdim)
-    if isinstance(p, (int, float)) and p > 0:
-        return (self.abs() ** p).sum(axis, keepdim) ** (1 / p)
-    raise ValueError(f"norm: p must be 'fro', inf, -inf or a number > 0, got {p!r}")
+    return self._make(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
 
 
 def _correction(correction, unbiased, op: str) -> int:
@@ -98,20 +34,78 @@ def _correction(correction, unbiased, op: str) -> int:
     return 1 if correction is None else correction
 
 
-def var_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
-    """(variance, mean) over `axis`, variance Σ(x - mean)² / (N - correction). The default
-    correction=1 (or unbiased=True) is the unbiased estimate, 0 (unbiased=False) the population's."""
-    c = _correction(correction, unbiased, "var_mean")
-    return self.var(axis, keepdim, correction=c), self.mean(axis, keepdim)
+class ReductionMixin:
+    """Tensor's reductions beyond the core: argmax, all, any, cumsum, norm, var_mean, ..."""
 
+    __slots__ = ()
 
-def std_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
-    """(standard deviation, mean) over `axis`, with var_mean's correction."""
-    var, mean = var_mean(self, axis, keepdim, correction, unbiased)
-    return var.sqrt(), mean
+    def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
+        """int64 index of the largest entry along `axis` (of the flattened tensor when None; with
+        keepdim every axis is kept as size 1). The first one at ties. No gradient."""
+        return _index_reduce(self, np.argmax, axis, keepdim, "argmax")
 
+    def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
+        """int64 index of the smallest entry along `axis`, like argmax."""
+        return _index_reduce(self, np.argmin, axis, keepdim, "argmin")
 
-METHODS = {
-    "argmax": argmax, "argmin": argmin, "all": all, "any": any, "cumsum": cumsum, "cumprod": cumprod,
-    "norm": norm, "var_mean": var_mean, "std_mean": std_mean,
-}
+    def all(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
+        return self._make(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+
+    def any(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Boolean: is some entry nonzero (over `axis`)? No gradient."""
+        return self._make(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+
+    def cumsum(self, axis: int) -> Tensor:
+        """Running sum along `axis`: out[..., i, ...] = Σ_{j<=i} x[..., j, ...]. Same shape as self."""
+        return ops.Cumsum.apply(self, axis=self._dim(axis, "cumsum"))
+
+    def cumprod(self, axis: int) -> Tensor:
+        """Running product along `axis`: out[i] = x[0]·x[1]···x[i]. Same shape as self.
+
+        Built as a chain of products out[i] = out[i-1]·x[i], so the gradient is the product rule's and
+        stays right when x holds zeros (the shortcut out/x divides by zero there). One Mul per step:
+        fine for the lengths of a sequence axis, slow for a huge one.
+        """
+        d = self._dim(axis, "cumprod")
+        if self.shape[d] == 0:
+            return self.clone()
+        before = (slice(None),) * d
+        running = self[before + (slice(0, 1),)]
+        parts = [running]
+        for i in range(1, self.shape[d]):
+            running = running * self[before + (slice(i, i + 1),)]
+            parts.append(running)
+        return self.cat(parts, dim=d)
+
+    def norm(self, p=2, axis=None, keepdim: bool = False) -> Tensor:
+        """The p-norm over `axis` (all entries when None): p = 2 or "fro" √Σx², p = 1 Σ|x|,
+        p = inf max |x|, p = -inf min |x|, other p > 0 (Σ|x|^p)^(1/p).
+
+        The 2-norm of a zero vector has gradient 0, as in PyTorch (a plain √ would give 0/0 = NaN):
+        the square root only sees the positive sums, `where` passes 0 for the rest.
+        """
+        if p in (2, "fro"):
+            squares = (self * self).sum(axis, keepdim)
+            positive = squares > 0
+            return positive.where(positive.where(squares, 1).sqrt(), 0)
+        if p == 1:
+            return self.abs().sum(axis, keepdim)
+        if p == math.inf:
+            return self.abs().max(axis, keepdim)
+        if p == -math.inf:
+            return self.abs().min(axis, keepdim)
+        if isinstance(p, (int, float)) and p > 0:
+            return (self.abs() ** p).sum(axis, keepdim) ** (1 / p)
+        raise ValueError(f"norm: p must be 'fro', inf, -inf or a number > 0, got {p!r}")
+
+    def var_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
+        """(variance, mean) over `axis`, variance Σ(x - mean)² / (N - correction). The default
+        correction=1 (or unbiased=True) is the unbiased estimate, 0 (unbiased=False) the population's."""
+        c = _correction(correction, unbiased, "var_mean")
+        return self.var(axis, keepdim, correction=c), self.mean(axis, keepdim)
+
+    def std_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
+        """(standard deviation, mean) over `axis`, with var_mean's correction."""
+        var, mean = self.var_mean(axis, keepdim, correction, unbiased)
+        return var.sqrt(), mean

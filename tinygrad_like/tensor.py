@@ -1,10 +1,11 @@
 """`Tensor`: a numpy array that remembers how it was made, so gradients can flow back through it.
 
-Layout of this file: construction and creation, then the ops grouped as unary, binary, reduce,
-movement and selection (each a thin call into a primitive of ops.py or a composition of them), then
-the functional nn ops (softmax, layernorm, attention, ...) composed from those, then autograd.
-The hot functional ops first take their fused twin from fused.py (one op each, proven equal to the
-composition by tests/test_fused.py); inside `with composed():` they run the composition below it.
+Layout of this file: construction, then the ops grouped as unary, binary, reduce, movement and
+selection (each a thin call into a primitive of ops.py or a composition of them), then autograd.
+The rest of Tensor's methods are defined by idea in the modules it inherits from, one mixin class
+each: creation (zeros_like, eye, ...), elementwise_math (sin, clamp, ...), reductions (argmax, norm,
+...), movement (split, pad, ...), selection (gather, topk, ...), and composites (softmax, layernorm,
+attention, ...: the composite ops, which the fast path may replace by fused ones, dispatch.py).
 """
 from __future__ import annotations
 
@@ -13,26 +14,25 @@ import math
 
 import numpy as np
 
-from tinygrad_like import dtypes, fused, ops
+from tinygrad_like import dtypes, ops
 from tinygrad_like import random as _random
 from tinygrad_like.autograd import backprop
+from tinygrad_like.composites import CompositeMixin
+from tinygrad_like.creation import CreationMixin, shape_args
+from tinygrad_like.elementwise_math import ElementwiseMathMixin
 from tinygrad_like.function import Function, current_scope, no_grad, state
+from tinygrad_like.movement import MovementMixin
+from tinygrad_like.reductions import ReductionMixin
+from tinygrad_like.selection import SelectionMixin
 
 _made = itertools.count()  # Tensor._seq
-
-
-def _shape_args(shape) -> tuple:
-    """Accept f(2, 3) and f((2, 3)) alike."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
 
 
 def _dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-class Tensor:
+class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin, SelectionMixin, CompositeMixin):
     """An n-dimensional array with reverse-mode autodiff.
 
     >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -83,11 +83,11 @@ class Tensor:
 
     @classmethod
     def zeros(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(np.zeros(_shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+        return cls(np.zeros(shape_args(shape), dtype=dtype), requires_grad=requires_grad)
 
     @classmethod
     def ones(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(np.ones(_shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+        return cls(np.ones(shape_args(shape), dtype=dtype), requires_grad=requires_grad)
 
     @classmethod
     def full(cls, shape, value, dtype=np.float32, requires_grad=False):
@@ -96,15 +96,15 @@ class Tensor:
 
     @classmethod
     def randn(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(_random.rng().standard_normal(_shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+        return cls(_random.rng().standard_normal(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
 
     @classmethod
     def rand(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(_random.rng().random(_shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+        return cls(_random.rng().random(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
 
     @classmethod
     def uniform(cls, *shape, low=0.0, high=1.0, dtype=np.float32, requires_grad=False):
-        data = _random.rng().uniform(low, high, _shape_args(shape)).astype(dtype)
+        data = _random.rng().uniform(low, high, shape_args(shape)).astype(dtype)
         return cls(data, requires_grad=requires_grad)
 
     @classmethod
@@ -244,16 +244,6 @@ class Tensor:
         """Constant (no gradient): the derivative of sign is zero wherever it exists."""
         return Tensor._make(np.sign(self.data), None)
 
-    def silu(self):
-        """x·σ(x), the SiLU (swish) used by SwiGLU."""
-        return self * self.sigmoid()
-
-    def gelu(self):
-        """GELU, tanh approximation as in GPT-2: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
-        if state.fused:
-            return fused.Gelu.apply(self)
-        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
-
     # ------------------------------------------------------------ binary ops
     # operands are promoted by PyTorch's rules first (_pair); reflected ops swap the pair
     def __add__(self, other): return ops.Add.apply(*self._pair(other))
@@ -347,18 +337,6 @@ class Tensor:
 
     __matmul__ = dot = matmul
 
-    def linear(self, weight, bias=None):
-        """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
-        if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
-            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} "
-                             "(need (..., in) and (out, in))")
-        if bias is not None and bias.shape != weight.shape[:1]:
-            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} "
-                             f"(need ({weight.shape[0]},))")
-        if state.fused:
-            return fused.Linear.apply(self, weight, *(() if bias is None else (bias,)))
-        y = self @ weight.T
-        return y if bias is None else y + bias
     def __rmatmul__(self, other): return self._lift(other).matmul(self)
 
     # comparisons give boolean tensors that carry no gradient
@@ -434,7 +412,7 @@ class Tensor:
 
     # ------------------------------------------------------------ movement ops
     def reshape(self, *shape):
-        shape = _shape_args(shape)
+        shape = shape_args(shape)
         return self if shape == self.shape else ops.Reshape.apply(self, shape=shape)
 
     def view(self, *shape): return self.reshape(*shape)
@@ -447,7 +425,7 @@ class Tensor:
         return dim % n
 
     def permute(self, *order):
-        order = _shape_args(order)
+        order = shape_args(order)
         if sorted(o + self.ndim if o < 0 else o for o in order) != list(range(self.ndim)):
             raise ValueError(f"permute: {order} is not a permutation of the {self.ndim} axes of shape {self.shape}")
         return ops.Permute.apply(self, order=tuple(o % self.ndim for o in order))
@@ -459,7 +437,7 @@ class Tensor:
         return self.permute(*order)
 
     def expand(self, *shape):
-        shape = _shape_args(shape)
+        shape = shape_args(shape)
         shape = tuple(s if n == -1 else n for s, n in zip((1,) * (len(shape) - self.ndim) + self.shape, shape))
         return self if shape == self.shape else ops.Expand.apply(self, shape=shape)
 
@@ -522,129 +500,6 @@ class Tensor:
         mask = mask if isinstance(mask, Tensor) else Tensor(mask)
         return mask.where(self._lift(value), self)
 
-    # ------------------------------------------------------------ functional nn ops (composed)
-    def softmax(self, axis=-1):
-        """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
-        if self.ndim == 0:                                      # dim 0 / -1 of a 0-d tensor: softmax is 1
-            self._axes(axis)
-            return self.reshape(1).softmax(0).reshape(())
-        if state.fused:
-            return fused.Softmax.apply(self, axis=self._axes(axis)[0])
-        e = (self - self.max(axis, keepdim=True).detach()).exp()
-        return e / e.sum(axis, keepdim=True)
-
-    def log_softmax(self, axis=-1):
-        """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
-        if self.ndim == 0:
-            self._axes(axis)
-            return self.reshape(1).log_softmax(0).reshape(())
-        if state.fused:
-            return fused.LogSoftmax.apply(self, axis=self._axes(axis)[0])
-        shifted = self - self.max(axis, keepdim=True).detach()
-        return shifted - shifted.exp().sum(axis, keepdim=True).log()
-
-    def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
-        """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
-        then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
-        affine = [p for p in (weight, bias) if p is not None]
-        if (state.fused and self._axes(axis) == (self.ndim - 1,) and (weight is not None or bias is None)
-                and all(p.shape == self.shape[-1:] for p in affine)):  # other shapes broadcast, composed
-            return fused.LayerNorm.apply(self, *affine, eps=eps)
-        centered = self - self.mean(axis, keepdim=True)
-        y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
-        y = y if weight is None else y * weight
-        return y if bias is None else y + bias
-
-    def sparse_categorical_crossentropy(self, targets, ignore_index=-1, reduction="mean", label_smoothing=0.0):
-        """−log softmax(logits)[target] per position whose target is not `ignore_index`, computed as
-        logsumexp(logits) − logits[target] (no log of an underflowed probability).
-
-        self: logits (..., C); targets: integer (...). label_smoothing ε: the target is (1 − ε)·onehot
-        + ε/C, adding ε·(logsumexp − mean(logits)) per position. reduction: "mean" over the positions
-        kept (0 when none is left; PyTorch gives NaN there), "sum", or "none" (shape (...), 0 at
-        ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
-        tinygrad_like.functional.cross_entropy.
-        """
-        targets = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
-        if targets.shape != self.shape[:-1]:
-            raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
-                             f"{self.shape[:-1]}, got {targets.shape}")
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', "
-                             f"got {reduction!r}")
-        if not 0 <= label_smoothing <= 1:
-            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], "
-                             f"got {label_smoothing}")
-        n_class = self.shape[-1]
-        flat = targets.reshape(-1)
-        keep = flat != ignore_index
-        bad = flat[keep & ((flat < 0) | (flat >= n_class))]
-        if bad.size:
-            raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
-        rows = np.nonzero(keep)[0]
-        logits = self.reshape(-1, n_class)
-        if state.fused:
-            loss = fused.CrossEntropy.apply(logits, rows=rows, targets=flat[rows], reduction=reduction,
-                                            label_smoothing=float(label_smoothing))
-        else:
-            logp = logits[rows].log_softmax(-1)                               # x − logsumexp(x), (M, C)
-            losses = -logp[np.arange(len(rows)), flat[rows]]
-            if label_smoothing:
-                losses = (1 - label_smoothing) * losses - label_smoothing * logp.mean(-1)
-            if reduction == "none":
-                return ops.ScatterAdd.apply(losses, shape=(len(flat),), index=rows).reshape(targets.shape)
-            loss = losses.sum() if reduction == "sum" else losses.sum() / max(len(rows), 1)
-        return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
-
-    def dropout(self, p=0.5, training=True):
-        """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
-        if not training or p == 0:
-            return self
-        if not 0 <= p < 1:
-            raise ValueError(f"dropout: p must be in [0, 1), got {p}")
-        keep = _random.rng().random(self.shape) >= p
-        return self * Tensor._make((keep / (1 - p)).astype(self.dtype), None)
-
-    def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
-        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
-        lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
-
-        attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
-        the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
-        when keys outnumber queries, as in KV-cache decoding). Returns out (..., Tq, dv), and the
-        weights (..., Tq, Tk) too with return_weights=True.
-        """
-        q, k, v = self, key, value
-        if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-            raise ValueError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
-                             "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
-        mask = None if attn_mask is None else attn_mask if isinstance(attn_mask, Tensor) else Tensor(attn_mask)
-        if state.fused and not return_weights and (mask is None or not mask.requires_grad):
-            return fused.Attention.apply(q, k, v, mask=_additive_mask(q, k, mask, is_causal))
-        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]))  # (..., Tq, Tk)
-        if is_causal:
-            scores = scores.masked_fill(Tensor(~_causal(q.shape[-2], k.shape[-2])), -math.inf)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
-        weights = attention_softmax(scores)
-        out = weights @ v
-        return (out, weights) if return_weights else out
-
-    def multihead_attention(self, n_head: int, n_kv_head: int | None = None, is_causal: bool = False):
-        """Self-attention with n_head query heads and n_kv_head key/value heads (None: n_head) read from
-        the packed projection self = (B, T, (nh + 2·nkv)·hs): each token's query heads, then its key
-        heads, then its value heads. Returns (B, T, nh·hs), the heads' outputs side by side. Query head
-        h reads KV head h // (nh / nkv). One fused op; inside `composed()`: split, sdpa, join."""
-        n_kv_head = n_head if n_kv_head is None else n_kv_head
-        n_packed = n_head + 2 * n_kv_head
-        if self.ndim != 3 or n_head < 1 or n_kv_head < 1 or n_head % n_kv_head or self.shape[-1] % n_packed:
-            raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
-                             f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
-        if state.fused:
-            return fused.MultiHeadAttention.apply(self, n_head=n_head, n_kv_head=n_kv_head, causal=is_causal)
-        q, k, v = fused.split_heads(self, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
-        return fused.join_heads(q.scaled_dot_product_attention(k, v, is_causal=is_causal))
-
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=False, create_graph=False) -> None:
         """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
@@ -669,19 +524,6 @@ class Tensor:
 Function.make_tensor = Tensor._make
 
 
-def attention_softmax(scores: Tensor) -> Tensor:
-    """softmax over the last axis, except that a row of scores that are all −inf (a query whose every
-    key is masked: a padded position) gets weights 0, hence output 0 and gradient 0, as PyTorch's
-    scaled_dot_product_attention gives, instead of 0/0 = NaN. (A plain softmax of such a row is NaN,
-    in PyTorch too.) The dead rows' scores are replaced by 0 before the softmax, so that no NaN
-    reaches the backward pass either."""
-    dead = np.isneginf(scores.data).all(-1, keepdims=True)
-    if not dead.any():
-        return scores.softmax(-1)
-    dead = Tensor._make(dead, None)
-    return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
-
-
 def _no_bool_pow(x: Tensor, y: Tensor) -> tuple:
     if x.dtype == bool:     # numpy would answer in int8; PyTorch refuses
         raise TypeError("**: a power of two bool tensors is not supported (as in PyTorch); cast one to int or float")
@@ -691,22 +533,6 @@ def _no_bool_pow(x: Tensor, y: Tensor) -> tuple:
 def _reduced_shape(shape: tuple, axes) -> tuple:
     """`shape` without `axes` (all of them when None): the shape of a reduction without keepdim."""
     return () if axes is None else tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
-def _causal(tq: int, tk: int) -> np.ndarray:
-    """(tq, tk) booleans, True where query i may see key j: the lower triangle, aligned to the end."""
-    return np.tril(np.ones((tq, tk), dtype=bool), k=tk - tq)
-
-
-def _additive_mask(q: Tensor, k: Tensor, mask: Tensor | None, is_causal: bool) -> np.ndarray | None:
-    """Causal and boolean masks as 0 / -inf to add to the scores (a float mask is added as it is)."""
-    total = None
-    if is_causal:
-        total = np.where(_causal(q.shape[-2], k.shape[-2]), 0, -np.inf).astype(q.dtype)
-    if mask is not None:
-        m = np.where(mask.data, 0, -np.inf).astype(q.dtype) if mask.dtype == bool else mask.data.astype(q.dtype)
-        total = m if total is None else total + m
-    return total
 
 
 def _as_gradient(g, t: Tensor) -> Tensor:
@@ -759,15 +585,3 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
                                "pass allow_unused=True to get None for it")
         result.append(g)
     return result
-
-
-# The API beyond the core lives in modules grouped by idea (creation, elementwise math, reductions,
-# movement, selection); each lists its functions in METHODS, and they become Tensor methods here.
-from tinygrad_like import creation, elementwise_math, movement, reductions, selection  # noqa: E402
-
-for _module in (creation, elementwise_math, reductions, movement, selection):
-    for _name, _method in _module.METHODS.items():
-        if _name in Tensor.__dict__:  # one definition per name: a second one would silently replace the first
-            raise ImportError(f"Tensor.{_name} is defined in tensor.py and in {_module.__name__}")
-        setattr(Tensor, _name, _method)
-del _module, _name, _method

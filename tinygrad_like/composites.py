@@ -1,0 +1,253 @@
+"""The composite ops of neural networks, each written once from primitive ops: softmax, log_softmax,
+layernorm, GELU, linear, cross-entropy, attention and multi-head attention.
+
+Each composite is a plain function of Tensors (registered by name with `dispatch.composite`): its graph
+shows how it works, and its gradient comes from the primitives' rules. `CompositeMixin` gives Tensor
+the methods (x.softmax(), x.layernorm(), ...): each checks its arguments and calls `dispatch.run`,
+which runs the composite, or the fast path's fused op registered for it (tinygrad_like/fast/) while
+the fast path is on. tests/test_fused.py proves each fused op equal to the composite below.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tinygrad_like import ops
+from tinygrad_like import random as _random
+from tinygrad_like.dispatch import composite, run
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
+
+GELU_C = math.sqrt(2 / math.pi)
+
+# ---------------------------------------------------------------- the composites
+
+@composite("gelu")
+def gelu(x: Tensor) -> Tensor:
+    """½x(1 + tanh(√(2/π)(x + 0.044715x³)))."""
+    return 0.5 * x * (1 + (GELU_C * (x + 0.044715 * x ** 3)).tanh())
+
+
+@composite("linear")
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x (..., in) @ Wᵀ (in, out) + b (out,)."""
+    y = x @ weight.T
+    return y if bias is None else y + bias
+
+
+@composite("softmax")
+def softmax(x: Tensor, axis: int) -> Tensor:
+    """exp(x − max) / Σ exp(x − max) along axis: subtracting the (constant) max keeps exp from overflowing."""
+    e = (x - x.max(axis, keepdim=True).detach()).exp()
+    return e / e.sum(axis, keepdim=True)
+
+
+@composite("log_softmax")
+def log_softmax(x: Tensor, axis: int) -> Tensor:
+    """x − max − log Σ exp(x − max) along axis: the log of softmax without ever taking log(0)."""
+    shifted = x - x.max(axis, keepdim=True).detach()
+    return shifted - shifted.exp().sum(axis, keepdim=True).log()
+
+
+@composite("layernorm")
+def layernorm(x: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = None,
+              bias: Tensor | None = None) -> Tensor:
+    """(x − mean) / √(var + eps) over axis, times weight, plus bias."""
+    centered = x - x.mean(axis, keepdim=True)
+    y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
+    y = y if weight is None else y * weight
+    return y if bias is None else y + bias
+
+
+@composite("cross_entropy")
+def cross_entropy(logits: Tensor, rows: np.ndarray, targets: np.ndarray, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """logits (N, C): logsumexp(x) − x[target] at the chosen rows (M,) against targets (M,), smoothed by ε
+    towards the row mean, reduced by "mean" over the chosen rows, "sum", or "none" ((N,), 0 at rows not chosen)."""
+    logp = logits[rows].log_softmax(-1)                                       # x − logsumexp(x), (M, C)
+    losses = -logp[np.arange(len(rows)), targets]
+    if label_smoothing:
+        losses = (1 - label_smoothing) * losses - label_smoothing * logp.mean(-1)
+    if reduction == "none":
+        return ops.ScatterAdd.apply(losses, shape=(logits.shape[0],), index=rows)
+    return losses.sum() if reduction == "sum" else losses.sum() / max(len(rows), 1)
+
+
+@composite("attention")
+def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False,
+              return_weights: bool = False):
+    """softmax(Q Kᵀ / √d + mask) V on (..., T, d); mask boolean (True: may attend) or added to the scores."""
+    scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]))  # (..., Tq, Tk)
+    if is_causal:
+        scores = scores.masked_fill(type(q)(~causal_mask(q.shape[-2], k.shape[-2])), -math.inf)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
+    weights = attention_softmax(scores)
+    out = weights @ v
+    return (out, weights) if return_weights else out
+
+
+@composite("multihead_attention")
+def multihead_attention(qkv: Tensor, n_head: int, n_kv_head: int, is_causal: bool = False) -> Tensor:
+    """qkv (B, T, (nh + 2·nkv)·hs) split into heads, each attended, joined back: (B, T, nh·hs)."""
+    q, k, v = split_heads(qkv, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
+    return join_heads(q.scaled_dot_product_attention(k, v, is_causal=is_causal))
+
+
+def attention_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last axis, except that a row of scores that are all −inf (a query whose every
+    key is masked: a padded position) gets weights 0, hence output 0 and gradient 0, as PyTorch's
+    scaled_dot_product_attention gives, instead of 0/0 = NaN. (A plain softmax of such a row is NaN,
+    in PyTorch too.) The dead rows' scores are replaced by 0 before the softmax, so that no NaN
+    reaches the backward pass either."""
+    dead = np.isneginf(scores.data).all(-1, keepdims=True)
+    if not dead.any():
+        return scores.softmax(-1)
+    dead = scores._make(dead, None)
+    return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
+
+
+def causal_mask(tq: int, tk: int) -> np.ndarray:
+    """(tq, tk) booleans, True where query i may see key j: the lower triangle, aligned to the end."""
+    return np.tril(np.ones((tq, tk), dtype=bool), k=tk - tq)
+
+
+def split_heads(qkv, n_head: int, n_kv_head: int):
+    """qkv (B, T, (nh + 2·nkv)·hs) -> q (B, nkv, nh/nkv, T, hs), k and v (B, nkv, 1, T, hs): query heads
+    grouped by the KV head they read, so that broadcasting pairs them (no copies of k and v).
+    Works on Tensors and on numpy arrays (views of qkv where numpy can)."""
+    B, T, width = qkv.shape
+    hs = width // (n_head + 2 * n_kv_head)
+    heads = swap_12(qkv.reshape(B, T, n_head + 2 * n_kv_head, hs))          # (B, nh + 2·nkv, T, hs)
+    group = n_head // max(n_kv_head, 1)
+    q = heads[:, :n_head].reshape(B, n_head // group, group, T, hs)
+    k = heads[:, n_head:n_head + n_kv_head].reshape(B, n_kv_head, 1, T, hs)
+    v = heads[:, n_head + n_kv_head:].reshape(B, n_kv_head, 1, T, hs)
+    return q, k, v
+
+
+def join_heads(*parts: Tensor) -> Tensor:
+    """The inverse of split_heads: (B, n, group, T, hs) parts -> (B, T, Σ n·group·hs), heads side by side."""
+    B, T, hs = parts[0].shape[0], parts[0].shape[-2], parts[0].shape[-1]
+    heads = parts[0].cat(*[p.reshape(B, p.shape[1] * p.shape[2], T, hs) for p in parts], dim=1)
+    return swap_12(heads).reshape(B, T, -1)
+
+
+def swap_12(a):
+    """Swap axes 1 and 2: (B, T, heads, hs) <-> (B, heads, T, hs), of a numpy array or a Tensor."""
+    return a.swapaxes(1, 2) if isinstance(a, np.ndarray) else a.transpose(1, 2)
+
+
+# ---------------------------------------------------------------- the Tensor methods
+
+class CompositeMixin:
+    """Tensor's methods for the composite ops: argument checks, then `dispatch.run`."""
+
+    __slots__ = ()
+
+    def gelu(self):
+        """GELU, tanh approximation as in GPT-2: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+        return run("gelu", self)
+
+    def silu(self):
+        """x·σ(x), the SiLU (swish) used by SwiGLU."""
+        return self * self.sigmoid()
+
+    def linear(self, weight, bias=None):
+        """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
+        if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
+            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} "
+                             "(need (..., in) and (out, in))")
+        if bias is not None and bias.shape != weight.shape[:1]:
+            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} "
+                             f"(need ({weight.shape[0]},))")
+        return run("linear", self, weight, bias)
+
+    def softmax(self, axis=-1):
+        """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+        if self.ndim == 0:                                      # dim 0 / -1 of a 0-d tensor: softmax is 1
+            self._axes(axis)
+            return self.reshape(1).softmax(0).reshape(())
+        return run("softmax", self, self._axes(axis)[0])
+
+    def log_softmax(self, axis=-1):
+        """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+        if self.ndim == 0:
+            self._axes(axis)
+            return self.reshape(1).log_softmax(0).reshape(())
+        return run("log_softmax", self, self._axes(axis)[0])
+
+    def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
+        """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
+        then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
+        return run("layernorm", self, axis, eps, weight, bias)
+
+    def sparse_categorical_crossentropy(self, targets, ignore_index=-1, reduction="mean", label_smoothing=0.0):
+        """−log softmax(logits)[target] per position whose target is not `ignore_index`, computed as
+        logsumexp(logits) − logits[target] (no log of an underflowed probability).
+
+        self: logits (..., C); targets: integer (...). label_smoothing ε: the target is (1 − ε)·onehot
+        + ε/C, adding ε·(logsumexp − mean(logits)) per position. reduction: "mean" over the positions
+        kept (0 when none is left; PyTorch gives NaN there), "sum", or "none" (shape (...), 0 at
+        ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
+        tinygrad_like.functional.cross_entropy.
+        """
+        targets = np.asarray(targets.data if isinstance(targets, type(self)) else targets)
+        if targets.shape != self.shape[:-1]:
+            raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
+                             f"{self.shape[:-1]}, got {targets.shape}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', "
+                             f"got {reduction!r}")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], "
+                             f"got {label_smoothing}")
+        n_class = self.shape[-1]
+        flat = targets.reshape(-1)
+        keep = flat != ignore_index
+        bad = flat[keep & ((flat < 0) | (flat >= n_class))]
+        if bad.size:
+            raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
+        rows = np.nonzero(keep)[0]
+        loss = run("cross_entropy", self.reshape(-1, n_class), rows, flat[rows], reduction, float(label_smoothing))
+        return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
+
+    def dropout(self, p=0.5, training=True):
+        """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
+        if not training or p == 0:
+            return self
+        if not 0 <= p < 1:
+            raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+        keep = _random.rng().random(self.shape) >= p
+        return self * self._make((keep / (1 - p)).astype(self.dtype), None)
+
+    def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
+        """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
+        lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
+
+        attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
+        the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
+        when keys outnumber queries, as in KV-cache decoding). Returns out (..., Tq, dv), and the
+        weights (..., Tq, Tk) too with return_weights=True.
+        """
+        q, k, v = self, key, value
+        if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+            raise ValueError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
+                             "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
+        mask = None if attn_mask is None else attn_mask if isinstance(attn_mask, type(self)) else type(self)(attn_mask)
+        return run("attention", q, k, v, mask, is_causal, return_weights)
+
+    def multihead_attention(self, n_head: int, n_kv_head: int | None = None, is_causal: bool = False):
+        """Self-attention with n_head query heads and n_kv_head key/value heads (None: n_head) read from
+        the packed projection self = (B, T, (nh + 2·nkv)·hs): each token's query heads, then its key
+        heads, then its value heads. Returns (B, T, nh·hs), the heads' outputs side by side. Query head
+        h reads KV head h // (nh / nkv). Composed: split, sdpa, join; on the fast path one fused op."""
+        n_kv_head = n_head if n_kv_head is None else n_kv_head
+        n_packed = n_head + 2 * n_kv_head
+        if self.ndim != 3 or n_head < 1 or n_kv_head < 1 or n_head % n_kv_head or self.shape[-1] % n_packed:
+            raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
+                             f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
+        return run("multihead_attention", self, n_head, n_kv_head, is_causal)

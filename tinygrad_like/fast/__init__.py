@@ -1,0 +1,41 @@
+"""The fast path: everything in the engine that exists for speed, beside the teaching core.
+
+- fused.py: fused ops, each one graph node replacing one composite op of the core (composites.py)
+- flash.py: attention in cache-sized tiles, for the fused attention ops
+- pool.py: the one pool of threads (products, attention, GELU)
+- memory.py: cache-sized pieces of arrays, and the opt-in allocator setting `tune_malloc`
+- arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
+  functions of three primitives (matmul on the pool, embedding rows, small powers)
+
+Importing this package (which `import tinygrad_like` does) registers all of these with the core
+(dispatch.py) and changes nothing else: numpy's threads and the allocator stay as they are until
+`set_num_threads` or `tune_malloc` is called.
+
+`enabled()` says whether the fast path is on; `with enabled(False):` turns it off for a block (the
+core's composites run, as inside `tinygrad_like.composed()`), `with enabled(True):` on.
+"""
+from __future__ import annotations
+
+from tinygrad_like.dispatch import register_fused, register_kernel
+from tinygrad_like.fast import arrays, fused, pool
+from tinygrad_like.fast.memory import tune_malloc
+from tinygrad_like.fast.pool import get_num_threads, set_num_threads
+from tinygrad_like.function import fast_path, state
+
+FUSED_OPS = (fused.Linear, fused.Softmax, fused.LogSoftmax, fused.LayerNorm, fused.Gelu, fused.CrossEntropy,
+             fused.Attention, fused.MultiHeadAttention)
+
+for _op in FUSED_OPS:
+    register_fused(_op.composite, _op, _op.from_composite, _op.accepts)
+register_kernel("matmul", pool.matmul)
+register_kernel("power", arrays.power)
+register_kernel("add_rows", arrays.add_rows)
+
+
+def enabled(on: bool | None = None):
+    """enabled() -> whether the fast path is on (in this thread). enabled(False) / enabled(True): a
+    context manager that turns it off / on for the block inside `with`."""
+    return state.fused if on is None else fast_path(on)
+
+
+__all__ = ["enabled", "get_num_threads", "set_num_threads", "tune_malloc", "FUSED_OPS"]

@@ -1,0 +1,229 @@
+"""Attention that stays in the CPU cache: softmax(q kᵀ·scale + mask) v, tile by tile (the flash-attention
+idea, in numpy), for the fused ops `Attention` and `MultiHeadAttention` (fast/fused.py).
+
+Built whole, the scores (..., Tq, Tk) of every head are 4 MB at B=16, nh=4, T=128 in float32, and the
+forward and backward walk them about eight times: through main memory, each time. Here the work goes
+in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
+takes half of the L2 cache (`l2_bytes`). A tile's scores are made, used and dropped while they are
+still in cache, or nearly: backward holds two tile-sized arrays, p and ds, and so fills L2, but halving
+the tiles doubles the numpy calls, which cost more than that (measured at B=16, 4 heads, T=128:
+2 threads 7.1 -> 6.0 ms; 1 thread the same).
+
+Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
+(the online softmax; one span, the usual case up to T of several hundred, needs no rescaling):
+    s = q (kᵀ·scale) + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
+    l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
+Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
+between forward and backward). With g' = g·scale and D' = Σ g'⊙out per row:
+    p = exp(s − lse),  dv += pᵀ g,  ds' = p ⊙ (g' vᵀ − D') (= ds·scale),  dq += ds' k,  dk += ds'ᵀ q
+Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
+whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
+
+Chunks of batch entries are independent, so they run on the thread pool (pool.py).
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import math
+
+import numpy as np
+
+from tinygrad_like.fast import pool
+from tinygrad_like.fast.arrays import array_max, array_sum, constant
+
+TILE_BYTES: int | None = None  # bytes of one tile of scores; None: half of L2 (tests set it small)
+QUERY_TILE: int | None = None  # query rows per tile; None: 32 (tests set it small)
+
+
+@functools.lru_cache(maxsize=1)
+def l2_bytes() -> int:
+    """The L2 (data or unified) cache of cpu0 in bytes, read from sysfs; 256 KiB where sysfs does not say."""
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(f"{index}/level") as f, open(f"{index}/type") as t, open(f"{index}/size") as s:
+                level, kind, size = f.read().strip(), t.read().strip(), s.read().strip()
+        except OSError:
+            continue
+        if level == "2" and kind in ("Data", "Unified"):
+            units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+            return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    return 256 << 10
+
+
+def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
+
+    Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
+    one batch entry alone need more), with at least one chunk per thread of the pool. Query tiles have 32
+    rows: the smaller the tile, the more of a causal triangle is skipped, but below 32 rows the calls
+    and row-by-row steps cost more than that saves (measured at B=16, 4 heads, T=128). Key spans are as
+    wide as the rest of the budget allows, all keys when they fit."""
+    budget = TILE_BYTES or l2_bytes() // 2
+    per_pair = max(1, math.prod(batch[1:]) * itemsize)                             # bytes of one score, all heads
+    tq = max(1, min(QUERY_TILE or 32, Tq))
+    span = max(tq, budget // (per_pair * tq))
+    chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
+    threads = pool.threads_for(math.prod(batch) * Tq * Tk * itemsize)               # 1 when the scores are small
+    return min(chunk, -(-batch[0] // threads)), tq, span                              # a chunk for every thread
+
+
+def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
+    """For each query tile (start, stop): the key spans it must see, [(start, stop, masked)], masked
+    being False where the mask is 0 throughout the span (then it is not added).
+
+    Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
+    cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
+    are joined into spans at most `span` wide. A span with a masked unit (for causal attention: the
+    diagonal one) gets the mask added over all its keys: one pass over whole rows costs less than one
+    over a part of each row (measured)."""
+    unit = min(span, QUERY_TILE or max(tq, 32))
+    starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
+    dead = [[False] * len(starts)] * len(rows)
+    free = [[True] * len(starts)] * len(rows)
+    if mask is not None and Tk and Tq:
+        axes = tuple(range(mask.ndim - 2))                                        # over batch entries too
+        per_tile = lambda keep: np.logical_and.reduceat(np.logical_and.reduceat(keep, starts, 1), rows, 0).tolist()
+        dead, free = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
+    tiles = []
+    for i, a in enumerate(rows.tolist()):
+        spans = []
+        for c, gone, zero in zip(starts.tolist(), dead[i], free[i]):
+            if gone:
+                continue
+            d = min(c + unit, Tk)
+            if spans and spans[-1][1] == c and d - spans[-1][0] <= span:
+                spans[-1] = (spans[-1][0], d, spans[-1][2] or not zero)
+            else:
+                spans.append((c, d, not zero))
+        tiles.append(((a, min(a + tq, Tq)), spans))
+    return tiles
+
+
+def tiling(mask: np.ndarray | None, batch: tuple, Tq: int, Tk: int, itemsize: int):
+    """(batch entries per chunk, tiles) for attention with this mask: `plan` and `key_spans`, or one
+    tile of everything when all the scores fit in one tile's budget (decoding with a KV cache: one
+    query row), which saves their cost on every call."""
+    if QUERY_TILE is None and math.prod(batch) * Tq * Tk * itemsize <= (TILE_BYTES or l2_bytes() // 2):
+        return batch[0], [((0, Tq), [(0, Tk, mask is not None)] if Tk else [])]
+    chunk, tq, span = plan(batch, Tq, Tk, itemsize)
+    return chunk, key_spans(mask, Tq, Tk, tq, span)
+
+
+@functools.lru_cache(maxsize=32)
+def causal_spans(T: int, tq: int, span: int, dtype: np.dtype):
+    return key_spans(constant("causal", T, dtype), T, T, tq, span)
+
+
+def _take(a, start: int, stop: int):
+    """Rows start:stop of the leading (batch) axis, or the array itself where that axis is broadcast (size 1)."""
+    return a if a is None or a.shape[0] == 1 else a[start:stop]
+
+
+def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum a over the axes where `shape` has 1 and a does not (GQA's query heads per KV head)."""
+    axes = tuple(i for i, (n, m) in enumerate(zip(shape, a.shape)) if n == 1 and m != 1)
+    return a.sum(axes, keepdims=True) if axes else a
+
+
+def _scaled(q, k, scale):
+    """(q', k'ᵀ) with q' k'ᵀ = q kᵀ·scale. The scale goes into a contiguous copy of kᵀ: BLAS multiplies
+    by a contiguous one at full speed, by a transposed view at about 60% (measured for 64×32 @ 32×128
+    in float32). For a few query rows (decoding with a KV cache) that copy would cost more than it
+    saves: then the scale goes into q and kᵀ stays a view."""
+    if q.shape[-2] < 16:
+        return q * scale, np.swapaxes(k, -1, -2)
+    kT = np.empty(k.shape[:-2] + k.shape[:-3:-1], np.result_type(k, scale))
+    return q, np.multiply(np.swapaxes(k, -1, -2), scale, out=kT)
+
+
+def _transposed(a, rows: int):
+    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it (see _scaled)."""
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if rows >= 16 else np.swapaxes(a, -1, -2)
+
+
+def _scores(q, kT, mask, rows, keys, masked: bool):
+    """One tile of scores: q' k'ᵀ over the key span, plus the mask there unless it is 0 throughout.
+    q has every batch axis of the mask, so the mask adds in place."""
+    (a, b), (c, d) = rows, keys
+    s = np.matmul(q[..., a:b, :], kT[..., c:d])
+    if masked:
+        s += mask[..., a:b, c:d]
+    return s
+
+
+def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
+    """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk.
+
+    q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
+    all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
+    pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
+                                      _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
+             range(0, out.shape[0], chunk))
+
+
+def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
+    q = np.broadcast_to(q, out.shape[:-2] + q.shape[-2:])                        # every batch axis
+    q, kT = _scaled(q, k, scale)
+    v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
+    lowest = np.finfo(out.dtype).min
+    for (a, b), spans in tiles:
+        m = row_sum = acc = None
+        for start, stop, masked in spans:
+            s = _scores(q, kT, mask, (a, b), (start, stop), masked)
+            m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
+            shift = np.maximum(m_new, lowest)                    # a row masked so far: exp(−inf − lowest) = 0
+            s -= shift
+            np.exp(s, out=s)                                                     # p
+            pv = np.matmul(s, v[..., start:stop, :])
+            if m is None:
+                row_sum, acc = array_sum(s, -1), pv
+            else:
+                correction = np.exp(m - shift)                                   # rescale what came before
+                row_sum = row_sum * correction + array_sum(s, -1)
+                acc = acc * correction + pv
+            m = m_new
+        if m is None:                                                             # every key masked
+            out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
+            continue
+        if not row_sum.all():
+            row_sum[row_sum == 0] = np.inf                              # every key masked: out 0, lse +inf
+        np.divide(acc, row_sum, out=out[..., a:b, :])
+        np.log(row_sum, out=row_sum)
+        np.add(shift, row_sum, out=lse[..., a:b, :])
+
+
+def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
+    """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
+    after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse."""
+    pool.run(lambda i: _backward_chunk(
+        g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
+        lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk],
+        dv[i:i + chunk]), range(0, g.shape[0], chunk))
+
+
+def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
+    q = np.broadcast_to(q, g.shape[:-2] + q.shape[-2:])                          # every batch axis
+    qs, kT = _scaled(q, k, scale)
+    vT = _transposed(v, q.shape[-2])
+    g_s = g * scale                                                               # g', contiguous
+    D = np.vecdot(g_s, out)[..., None]                                            # D' = Σ g'⊙out per row
+    dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
+    for (a, b), spans in tiles:
+        gt, g_st, qt = g[..., a:b, :], g_s[..., a:b, :], q[..., a:b, :]
+        if not spans:
+            dq[..., a:b, :] = 0
+        for start, stop, masked in spans:
+            p = _scores(qs, kT, mask, (a, b), (start, stop), masked)
+            p -= lse[..., a:b, :]
+            np.exp(p, out=p)                                                     # the weights, rebuilt
+            ds = np.matmul(g_st, vT[..., start:stop])                             # g' vᵀ
+            ds -= D[..., a:b, :]
+            ds *= p                                                               # ds' = ds·scale
+            dv_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
+            dk_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
+            if start == spans[0][0]:
+                np.matmul(ds, k[..., start:stop, :], out=dq[..., a:b, :])
+            else:
+                dq[..., a:b, :] += np.matmul(ds, k[..., start:stop, :])
+    dk[...], dv[...] = dk_sum, dv_sum

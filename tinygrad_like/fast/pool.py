@@ -1,0 +1,162 @@
+"""The engine's one pool of threads, for numpy work that lets go of the GIL (BLAS products, attention tiles).
+
+`run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads; each task writes only its
+own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
+attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
+(`run_in_runs`).
+
+While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
+the only source of threads. BLAS's own threads would otherwise stay awake between products, spinning on the
+cores the pool wants: on 2 cores, the small config's attention took 45 ms per step with OpenBLAS's 2
+threads beside the pool and 24 ms with the products shared out here (benchmarks/bench_threads.py).
+
+The thread count: `tinygrad_like.set_num_threads(n)`, or the environment variable TINYGRAD_LIKE_NUM_THREADS
+read at import; 1 by default (inline, no pool, BLAS left as it is). A job smaller than MIN_BYTES of attention
+scores, or MIN_FLOPS of a product, gets one thread whatever the count (`threads_for`): handing items to a
+thread and back, and the GIL passing between the two, then costs more than the second core gives.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+
+def _threads_from_env() -> int:
+    value = os.environ.get("TINYGRAD_LIKE_NUM_THREADS", "1")
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"TINYGRAD_LIKE_NUM_THREADS must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+_threads = _threads_from_env()
+# Attention forward+backward, one thread vs two (2 cores, OpenBLAS 2 threads): scores of 64 KB (the tiny
+# benchmark config) 0.34 vs 1.17 ms, 256 KB 0.74 vs 1.41 ms, 1 MB 4.5 vs 3.8 ms, 4 MB 11.6 vs 9.6 ms.
+MIN_BYTES = 512 << 10
+# A product of 16 MFLOP takes ~0.17 ms on one thread at ~95 GFLOP/s; handing half of it over costs ~0.02-0.05.
+MIN_FLOPS = 16 << 20
+_executor: ThreadPoolExecutor | None = None
+_blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
+
+
+def set_num_threads(n: int) -> None:
+    """Run shared-out numpy work (products, attention) on n threads; 1 runs it inline."""
+    global _threads, _executor, _blas_hold
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: need n >= 1, got {n}")
+    if _executor is not None and int(n) != _threads:  # a pool of the new size on next use
+        _executor.shutdown()
+        _executor = None
+    if int(n) == 1 and _blas_hold is not None:        # BLAS back to the threads it had
+        _blas_hold.restore_original_limits()
+        _blas_hold = None
+    _threads = int(n)
+    if _threads > 1:
+        _hold_blas()
+
+
+def get_num_threads() -> int:
+    return _threads
+
+
+def threads_for(nbytes: int) -> int:
+    """The threads worth using on a job over `nbytes` bytes: all of them from MIN_BYTES on, else one."""
+    return _threads if nbytes >= MIN_BYTES else 1
+
+
+def run(task, items) -> None:
+    """task(item) for each item, on the calling thread and the pool's: each takes the next item when it
+    is done with one, so a thread slowed down (by another process on its core) takes fewer."""
+    items = list(items)
+    n = min(_threads, len(items))
+    if n < 2:
+        for item in items:
+            task(item)
+        return
+    executor = _start()
+    queue = iter(items)
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                item = next(queue, _DONE)
+            if item is _DONE:
+                return
+            task(item)
+
+    futures = [executor.submit(work) for _ in range(n - 1)]
+    try:
+        work()
+    finally:
+        for future in futures:
+            future.result()                                                     # re-raises a task's error
+
+
+_DONE = object()
+
+
+def run_in_runs(task, items, nbytes: int) -> None:
+    """task(run) for `items` cut into one run of neighbours per thread (threads_for(nbytes) of them): for
+    many small items of equal cost, such as cache-sized pieces of one array, where handing them out one
+    by one would cost more than it gives."""
+    items = list(items)
+    cuts = _cuts(len(items), min(threads_for(nbytes), len(items)))
+    run(lambda i: task(items[cuts[i]:cuts[i + 1]]), range(len(cuts) - 1))
+
+
+def _cuts(length: int, parts: int) -> list:
+    """Where to cut `length` items into max(parts, 1) runs of neighbours, as even as can be: [0, ..., length]."""
+    parts = max(parts, 1)
+    return [length * i // parts for i in range(parts + 1)]
+
+
+def _start() -> ThreadPoolExecutor:
+    """The pool's threads, made on first use."""
+    global _executor
+    _hold_blas()
+    if _executor is None:
+        _executor = ThreadPoolExecutor(_threads - 1, thread_name_prefix="tinygrad_like")
+    return _executor
+
+
+def _hold_blas() -> None:
+    """Hold numpy's BLAS to one thread (once), the pool having more."""
+    global _blas_hold
+    if _blas_hold is None:
+        from threadpoolctl import threadpool_limits
+        _blas_hold = threadpool_limits(limits=1, user_api="blas")
+
+
+if _threads > 1:
+    _hold_blas()
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with the
+    rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
+    at least MIN_FLOPS; each thread writes its own rows of the result. Other shapes: np.matmul."""
+    n = _threads
+    if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
+        if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
+            rows = a.reshape(-1, a.shape[-1])
+            out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
+            _share_rows(rows, b, out, n)
+            return out.reshape(*a.shape[:-1], b.shape[-1])
+        if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] >= n:
+            out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), np.result_type(a, b))
+            _share_rows(a, b, out, n)
+            return out
+    return np.matmul(a, b)
+
+
+def _share_rows(a, b, out, n: int) -> None:
+    """out = a @ b, cut along the first axis of a (and of b and out when b is a stack) into n parts."""
+    cuts, stacked = _cuts(len(a), n), b.ndim == 3
+
+    def part(i):
+        lo, hi = cuts[i], cuts[i + 1]
+        np.matmul(a[lo:hi], b[lo:hi] if stacked else b, out=out[lo:hi])
+    run(part, range(n))
