@@ -11,9 +11,10 @@ import pytest
 
 pytest.importorskip("numba")
 
-from tinygrad_like import Tensor, composed, grad, pool  # noqa: E402
+from tinygrad_like import Tensor, composed, grad  # noqa: E402
+from tinygrad_like.fast import kernels, pool  # noqa: E402
 from tinygrad_like.fast.kernels import arrays as K  # noqa: E402
-from tinygrad_like.fast.kernels import c_build  # noqa: E402
+from tinygrad_like.fast.kernels import c_build, ready  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 rng = np.random.default_rng(0)
@@ -198,23 +199,53 @@ def test_kernels_on_the_pool_equal_one_thread(threads, monkeypatch):
     np.testing.assert_array_equal(softmax[1], K.gelu_forward(x, "numba"))
 
 
-@pytest.mark.parametrize("decoupled, weight_decay", [(True, 0.01), (False, 0.1), (True, 0.0)])
-def test_adam_kernel_equals_the_optimizer(decoupled, weight_decay):
-    """Three steps of the kernel equal three of nn.optim's Adam / AdamW (its numpy body) to 1e-12."""
+def adam_steps(decoupled, weight_decay, shapes, grads):
+    """(weights, exp_avg, exp_avg_sq) of each parameter after nn.optim's Adam / AdamW took len(grads) steps."""
     from nn.optim import Adam, AdamW
-    p0 = rng.standard_normal(50)
-    grads = [rng.standard_normal(50) for _ in range(3)]
-    param = Tensor(p0.copy(), requires_grad=True)
-    opt = (AdamW if decoupled else Adam)([param], lr=0.01, weight_decay=weight_decay)
-    p, m, v = p0.copy(), np.zeros(50), np.zeros(50)
-    for step, g in enumerate(grads, 1):
-        param.grad = Tensor(g)
+    params = [Tensor(np.linspace(-1, 1, int(np.prod(s))).reshape(s), requires_grad=True) for s in shapes]
+    opt = (AdamW if decoupled else Adam)(params, lr=0.01, weight_decay=weight_decay)
+    for gs in grads:
+        for p, g in zip(params, gs):
+            p.grad = Tensor(g)
         opt.step()
-        K.adam_update(p, g, m, v, 0.01, 0.9, 0.999, 1e-8, weight_decay, decoupled, step, "numba")
-    state = opt.state[id(param)]
-    np.testing.assert_allclose(p, param.numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(m, state["exp_avg"].reshape(-1), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(v, state["exp_avg_sq"].reshape(-1), rtol=0, atol=1e-12)
+    return [(p.numpy(), opt.state[id(p)]["exp_avg"], opt.state[id(p)]["exp_avg_sq"]) for p in params]
+
+
+@pytest.mark.parametrize("decoupled, weight_decay", [(True, 0.01), (False, 0.1), (True, 0.0)])
+def test_adam_kernel_equals_the_optimizers_numpy_body(decoupled, weight_decay, monkeypatch):
+    """Three steps of the kernel, called alone, and of the optimizer with the kernels on, equal three of
+    nn.optim's Adam / AdamW with its numpy body (kernels off) to 1e-12, weights and moments."""
+    shapes = [(5, 10), (7,)]
+    grads = [[rng.standard_normal(s) for s in shapes] for _ in range(3)]
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    want = adam_steps(decoupled, weight_decay, shapes, grads)
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "numba")
+    assert ready(np.float64)                                     # compiled first (that runs each kernel once)
+    monkeypatch.setattr(kernels, "MIN_SIZE", 0)
+    monkeypatch.setattr(kernels, "_chosen", {})
+    calls = []
+    monkeypatch.setattr(K, "adam_update", lambda *a, f=K.adam_update, **k: calls.append(1) or f(*a, **k))
+    with_kernel = adam_steps(decoupled, weight_decay, shapes, grads)
+    assert len(calls) == 3                                       # one per step: the group's flat arrays
+    alone = []
+    for i, s in enumerate(shapes):
+        p, m, v = np.linspace(-1, 1, int(np.prod(s))).reshape(s), np.zeros(s), np.zeros(s)
+        for step, gs in enumerate(grads, 1):
+            K.adam_update(p, gs[i], m, v, 0.01, 0.9, 0.999, 1e-8, weight_decay, decoupled, step, "numba")
+        alone.append((p, m, v))
+    for got in (with_kernel, alone):
+        for arrays, expected in zip(got, want):
+            for a, b in zip(arrays, expected):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_adam_kernel_on_a_strided_parameter():
+    """A parameter that is a strided view is updated in place through a contiguous copy."""
+    p = np.zeros((4, 6))[:, ::2]
+    m, v = np.zeros((4, 3)), np.zeros((4, 3))
+    K.adam_update(p, np.ones((4, 3)), m, v, 0.1, 0.9, 0.999, 1e-8, 0.0, True, 1, "numba")
+    np.testing.assert_allclose(p, -0.1, rtol=1e-6)
+    np.testing.assert_allclose(m, 0.1, rtol=1e-12)
 
 
 def test_adam_kernel_keeps_an_infinite_weight_without_decay():
@@ -241,3 +272,113 @@ def test_second_run_compiles_nothing(tmp_path):
     assert list((tmp_path / "numba").rglob("*.nbi"))
     seconds = float(first[0].split(" in ")[1].split(" s")[0])
     assert seconds < 10 * (1 + os.getloadavg()[0] / (os.cpu_count() or 1)), first[0]
+
+
+# ---------------------------------------------------------------- wired into the fused ops (fast/fused.py)
+
+CE_TARGETS = np.array([[1, -1, 3, 0, 2], [4, 4, -1, 1, 0]])
+FUSED_CASES = {  # name: (function of the inputs, input shapes, the kernels' op)
+    "softmax": (lambda x: x.softmax(-1), [(3, 4, 7)], "softmax"),
+    "log_softmax": (lambda x: x.log_softmax(-1), [(3, 4, 7)], "log_softmax"),
+    "layernorm": (lambda x: x.layernorm(-1), [(2, 3, 6)], "layernorm"),
+    "layernorm with weight and bias": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 3, 6), (6,), (6,)],
+                                       "layernorm"),
+    "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(4, 6), (6,)], "layernorm"),
+    "gelu": (lambda x: x.gelu(), [(3, 7)], "gelu"),
+    "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(CE_TARGETS), [(2, 5, 6)],
+                                  "cross_entropy"),
+    "cross-entropy, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
+        CE_TARGETS, label_smoothing=0.2, reduction="sum"), [(2, 5, 6)], "cross_entropy"),
+    "cross-entropy, reduction none": (lambda x: x.sparse_categorical_crossentropy(
+        CE_TARGETS.reshape(-1), label_smoothing=0.1, reduction="none"), [(10, 6)], "cross_entropy"),
+}
+
+
+def fused_result(fn, arrays, u, create_graph=False):
+    inputs = [Tensor(a, requires_grad=True) for a in arrays]
+    y = fn(*inputs)
+    grads = grad((y * Tensor(u)).sum(), inputs, create_graph=create_graph)
+    return [y.numpy(), *[d.numpy() for d in grads]]
+
+
+def count_kernel_calls(monkeypatch):
+    """Count the calls of every array function of kernels/arrays.py, by name (after compiling them,
+    which runs each once)."""
+    assert ready(np.float64) and ready(np.float32)
+    monkeypatch.setattr(kernels, "MIN_SIZE", 0)                 # the tests' arrays are small
+    monkeypatch.setattr(kernels, "_chosen", {})                 # choose again: the spies below
+    calls = {}
+    for name in ("softmax", "log_softmax", "layernorm", "gelu", "cross_entropy"):
+        for way in ("forward", "backward"):
+            fn = getattr(K, f"{name}_{way}")
+            def spy(*args, fn=fn, key=f"{name}_{way}", **kwargs):
+                calls[key] = calls.get(key, 0) + 1
+                return fn(*args, **kwargs)
+            monkeypatch.setattr(K, f"{name}_{way}", spy)
+    return calls
+
+
+@pytest.mark.parametrize("name", list(FUSED_CASES))
+def test_fused_op_kernel_equals_numpy_body_equals_composite(name, monkeypatch):
+    """The fused op with its kernels (each variant), with its numpy body (kernels off) and the composite
+    agree to 1e-12 in float64, values and gradients; the kernels did run, forward and backward."""
+    fn, shapes, op = FUSED_CASES[name]
+    arrays = [rng.standard_normal(s) * 2 for s in shapes]
+    u = rng.standard_normal(fn(*[Tensor(a) for a in arrays]).shape)
+    calls = count_kernel_calls(monkeypatch)
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    body = fused_result(fn, arrays, u)
+    with composed():
+        want = fused_result(fn, arrays, u)
+    assert calls == {}
+    results = {"numpy body": body}
+    for variant in ("numba", "c") if op in K.C_OPS and c_build.library() is not None else ("numba",):
+        monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", variant)
+        calls.clear()
+        results[variant] = fused_result(fn, arrays, u)
+        assert calls == {f"{op}_forward": 1, f"{op}_backward": 1}, (variant, calls)
+    for label, got in results.items():
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=label)
+
+
+@pytest.mark.parametrize("name", list(FUSED_CASES))
+def test_recorded_backward_runs_no_kernel(name, monkeypatch):
+    """create_graph=True: the backward is recorded as Tensor ops, no kernel runs in it, and the gradient of
+    that gradient (whose own, unrecorded, backward may use kernels again) equals the composite's."""
+    fn, shapes, op = FUSED_CASES[name]
+    arrays = [rng.standard_normal(s) for s in shapes]
+    u = rng.standard_normal(fn(*[Tensor(a) for a in arrays]).shape)
+    calls = count_kernel_calls(monkeypatch)
+
+    def second(inputs):
+        calls.clear()
+        y = fn(*inputs)
+        grads = grad((y * Tensor(u)).sum(), inputs, create_graph=True)
+        assert f"{op}_backward" not in calls, calls
+        return grad(sum((g * g).sum() for g in grads), inputs, allow_unused=True)
+
+    inputs = [Tensor(a, requires_grad=True) for a in arrays]
+    got = second(inputs)
+    assert calls.get(f"{op}_forward", 0) >= 1                   # (a recorded backward may rebuild x̂ with one)
+    with composed():
+        want = second(inputs)
+    for a, b in zip(got, want):
+        if a is not None and b is not None:
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_mixed_dtypes_small_and_empty_arrays_run_the_numpy_body(monkeypatch):
+    """A float64 weight on float32 input (numpy promotes), an empty input, and an input below MIN_SIZE
+    take the numpy body; an input of MIN_SIZE takes the kernel."""
+    calls = count_kernel_calls(monkeypatch)
+    x = Tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=True)
+    w = Tensor(rng.standard_normal(4), requires_grad=True)
+    assert x.layernorm(-1, 1e-5, w).dtype == np.float64
+    Tensor(np.zeros((0, 4), np.float32), requires_grad=True).softmax(-1)
+    assert calls == {}
+    monkeypatch.setattr(kernels, "MIN_SIZE", 4096)
+    Tensor(np.ones((4095, 1), np.float32)).softmax(-1)
+    assert calls == {}
+    Tensor(np.ones((4096, 1), np.float32)).softmax(-1)
+    assert calls == {"softmax_forward": 1}

@@ -60,11 +60,24 @@ def compiled(body, *arrays):
     """The kernel standing in for the fused op's numpy body `body` (arrays.py's function of the same name:
     the same arguments, the same results to rounding) when the kernels are ready for these arrays, else
     `body` itself. Ready: kernels on and compiled for their dtype, every float array of that one dtype (a
-    mix promotes in numpy's body), none empty."""
+    mix promotes in numpy's body), the first of at least MIN_SIZE elements, none empty."""
     floats = [a for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    dtype = floats[0].dtype if floats else None
-    if (dtype is None or any(a.dtype != dtype for a in floats) or any(a.size == 0 for a in floats)
-            or not ready(dtype)):
+    if not floats or floats[0].size < MIN_SIZE or any(a.dtype != floats[0].dtype or a.size == 0 for a in floats):
+        return body
+    key = (body, floats[0].dtype, os.environ.get("TINYGRAD_LIKE_KERNELS"))
+    if key not in _chosen:
+        _chosen[key] = _choose(body, floats[0].dtype)
+    return _chosen[key]
+
+
+# Below this many elements an op takes the numpy body: its few calls on a small array cost about what a
+# kernel's call does (measured at 4,096 elements: the same to noise), and small examples keep numpy's bits.
+MIN_SIZE = 4096
+_chosen: dict = {}  # (body, dtype, TINYGRAD_LIKE_KERNELS) -> the function compiled() hands back
+
+
+def _choose(body, dtype):
+    if not ready(dtype):
         return body
     from tinygrad_like.fast.kernels import arrays as kernel_arrays
     fn = getattr(kernel_arrays, body.__name__)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from tinygrad_like import pool
+from tinygrad_like.fast import pool
 
 C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu"}  # the ops rows.c has
 KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
@@ -263,13 +263,18 @@ def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray, variant=None):
 
 def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, lr: float, beta1: float,
                 beta2: float, eps: float, weight_decay: float, decoupled: bool, step: int, variant=None) -> None:
-    """One Adam step (AdamW's when decoupled) of step count `step` on flat C-contiguous p, m, v (in
-    place) given the gradient g: nn.optim.Adam._update's arithmetic in one pass."""
+    """Adam's step `step` (AdamW's when decoupled) on p, m and v in place, given the gradient g:
+    nn.optim.adam_update's arithmetic in one pass (arrays that are not C-contiguous are worked on in
+    contiguous copies, written back)."""
     dtype = p.dtype
-    g = _flat(g, dtype)
+    work = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in (p, m, v)]
     decay = 1 - lr * weight_decay if decoupled and weight_decay != 0 else 1.0
     grad_decay = weight_decay if not decoupled else 0.0
     scalars = _typed(dtype, beta1, beta2, 1 - beta1, 1 - beta2, lr / (1 - beta1 ** step),
                      1 / math.sqrt(1 - beta2 ** step), eps, decay, grad_decay)
     fn = kernel("adam_update", variant_for("adam", variant), dtype)
-    share(fn, p.size, p.nbytes, p, g, m, v, *scalars)
+    flat = [a.reshape(-1) for a in work]
+    share(fn, p.size, p.nbytes, flat[0], _flat(g, dtype), flat[1], flat[2], *scalars)
+    for a, w in zip((p, m, v), work):
+        if a is not w:
+            a[...] = w
