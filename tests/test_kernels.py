@@ -382,3 +382,14 @@ def test_mixed_dtypes_small_and_empty_arrays_run_the_numpy_body(monkeypatch):
     assert calls == {}
     Tensor(np.ones((4096, 1), np.float32)).softmax(-1)
     assert calls == {"softmax_forward": 1}
+
+
+def test_the_environment_variable_turns_kernels_on_and_off(monkeypatch):
+    for value, want in (("off", "off"), ("0", "off"), ("on", ""), ("", ""), ("numba", "numba"), ("C", "c")):
+        monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", value)
+        assert kernels.choice() == want
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "fortran")
+    with pytest.raises(ValueError, match="TINYGRAD_LIKE_KERNELS must be on, off, numba or c, got 'fortran'"):
+        kernels.choice()
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    assert not ready(np.float32)

@@ -8,7 +8,7 @@ body, or the body.
 
 The kernels are on when numba imports, off without it (everything then runs as numpy's bodies), and the
 environment variable TINYGRAD_LIKE_KERNELS chooses: "off" (or "0"), "numba" or "c" (that variant for
-every op that has it), unset: the variant kept for each op (arrays.KEPT).
+every op that has it), "on" or unset: the variant kept for each op (arrays.KEPT).
 """
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ def numba_importable() -> bool:
 
 
 def choice() -> str:
-    """TINYGRAD_LIKE_KERNELS: "off", "numba", "c" or "" (each op's kept variant)."""
+    """TINYGRAD_LIKE_KERNELS as "off", "numba", "c" or "" (each op's kept variant); a clear error otherwise."""
     value = os.environ.get("TINYGRAD_LIKE_KERNELS", "").strip().lower()
-    value = "off" if value in ("0", "off", "no", "false") else value
+    value = "off" if value in ("0", "off", "no", "false") else "" if value in ("1", "on", "yes", "true") else value
     if value not in ("", "off", "numba", "c"):
-        raise ValueError(f"TINYGRAD_LIKE_KERNELS must be off, numba or c, got {value!r}")
+        raise ValueError(f"TINYGRAD_LIKE_KERNELS must be on, off, numba or c, got {value!r}")
     return value
 
 
