@@ -2,6 +2,8 @@
 
     python benchmarks/bench_generate.py [--contexts 32 128 256] [--tokens 16] [--repeats 5]
 
+Run as a command, it writes benchmarks/results/bench_generate.json (benchmarks/record.py).
+
 A random GPT (4 layers, 128 wide, 4 heads, block 512; timing does not depend on the weights), one
 sequence, greedy decoding. With the cache, the per-token time is the time of generating tokens+1
 minus that of generating 1 (which is the prefill of the context plus one step), divided by tokens;
@@ -18,6 +20,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
+import record  # noqa: E402
 from bench_ops import median_us  # noqa: E402
 from models.gpt import GPT, GPTConfig  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
@@ -50,4 +53,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    record.save("bench_generate", {"": main()})

@@ -3,7 +3,7 @@
 1. Overhead, in this process: forward+backward of a 2x2 add and of a (256x256)@(256x256) matmul, next
    to plain numpy doing the same arithmetic (add: a+b, and the upstream gradient handed to both
    inputs; matmul: A@B forward, G@Bᵀ and Aᵀ@G backward).
-2. The row reductions of the fused ops (tinygrad_like/fused.py: array_max, array_sum) next to numpy's
+2. The row reductions of the fused ops (tinygrad_like/fast/arrays.py: array_max, array_sum) next to numpy's
    own max and sum, on attention-score shapes of the tiny and small benchmark configs.
 3. The hot ops of a training step at the small config's shapes (B=16, T=128, 4 heads of 32, MLP 512,
    vocabulary 1024), forward and backward with a given upstream gradient, next to PyTorch when it is
@@ -17,6 +17,9 @@
 
     python benchmarks/bench_ops.py [--repeats 2000] [--rounds 3] [--op-repeats 20] [--threads 2]
     python benchmarks/bench_ops.py --threads 1 --clock cpu    # CPU time: steadier on a shared machine
+
+Run as a command, it writes benchmarks/results/bench_ops.json (benchmarks/record.py); without --threads
+and --clock it runs twice: on every core in wall time, then on 1 thread in CPU time.
 
 `--threads N` (default: every core) as in bench_train.py: torch.set_num_threads(N) for PyTorch; for
 ours, OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS and TINYGRAD_LIKE_NUM_THREADS (the
@@ -37,9 +40,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import record  # noqa: E402
 from machine import machine_line, matmul_gflops, median_seconds, torch_available, worker_result  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
-from tinygrad_like.fused import array_max, array_sum  # noqa: E402
+from tinygrad_like.fast.arrays import array_max, array_sum  # noqa: E402
 
 B, T, N_HEAD, HS, VOCAB = 16, 128, 4, 32, 1024
 C = N_HEAD * HS
@@ -123,7 +127,7 @@ def floor_us(shape, repeats: int, clock=time.perf_counter) -> float:
 
 def run_worker(args) -> None:
     """In a fresh process: time every hot op of one framework (and, for ours, the numpy floors)."""
-    from tinygrad_like.memory import tune_malloc
+    from tinygrad_like.fast.memory import tune_malloc
     if args.tune_malloc:
         tune_malloc()
     rng = np.random.default_rng(0)
@@ -183,7 +187,7 @@ def reduction_rows(repeats: int, rng, results: dict) -> None:
             t_ours = median_us(lambda: ours(scores, -1), reps)
             t_np = median_us(lambda: plain(scores, -1, keepdims=True), reps)
             results[f"{name} {shape}"] = (t_ours, t_np)
-            print(f"{name} {str(shape):17s}: fused.{ours.__name__} {t_ours:8.1f} us "
+            print(f"{name} {str(shape):17s}: arrays.{ours.__name__} {t_ours:8.1f} us "
                   f"| np.{plain.__name__} {t_np:8.1f} us | ratio {t_ours / t_np:5.2f}")
 
 
@@ -247,4 +251,11 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    argv = sys.argv[1:]
+    if "--worker" in argv:                        # a worker process: prints its RESULT line, records nothing
+        main(argv)
+    else:
+        runs = {"every core, wall time": main(argv)}
+        if "--threads" not in argv and "--clock" not in argv:  # the README's bracketed column
+            runs["1 thread, CPU time"] = main(argv + ["--threads", "1", "--clock", "cpu"])
+        record.save("bench_ops", runs)

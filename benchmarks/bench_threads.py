@@ -1,6 +1,6 @@
 """What a second thread buys, part by part, and what eight would buy, on paper.
 
-    python benchmarks/bench_threads.py [--rounds 7] [--cores 8]
+    python benchmarks/bench_threads.py [--rounds 7] [--cores 8]     # writes benchmarks/results/bench_threads.json
 
 1. Each kind of work in a training step of the small config (B=16, T=128, 4 heads of 32, 128 wide),
    forward and backward, on 1 thread and on 2, alternated round by round in this process (medians):
@@ -33,10 +33,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import record  # noqa: E402
 from machine import blas_limit, machine_line  # noqa: E402
-from tinygrad_like import Tensor, pool  # noqa: E402
+from tinygrad_like import Tensor  # noqa: E402
+from tinygrad_like.fast import pool  # noqa: E402
+from tinygrad_like.fast.memory import tune_malloc  # noqa: E402
 from tinygrad_like.function import Function  # noqa: E402
-from tinygrad_like.memory import tune_malloc  # noqa: E402
 
 B, T, N_HEAD, C = 16, 128, 4, 128
 KINDS = {"Linear": "matmul", "MultiHeadAttention": "attention", "Gelu": "elementwise",
@@ -190,4 +192,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    record.save("bench_threads", {"": main()})

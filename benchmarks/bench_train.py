@@ -5,7 +5,9 @@
     python benchmarks/bench_train.py --no-tune-malloc    # glibc's default allocator settings
     python benchmarks/bench_train.py --threads 1         # both frameworks on one thread
 
-The machine line comes first (benchmarks/machine.py: CPU, BLAS, matmul peak, memory bandwidth).
+The machine line comes first (benchmarks/machine.py: CPU, BLAS, matmul peak, memory bandwidth). Run as a
+command, it writes benchmarks/results/bench_train.json (benchmarks/record.py; the README's table comes from
+it through benchmarks/report.py); without --threads it runs on 1 thread, then on every core.
 
 For each config: median ms per training step (forward, backward, AdamW step) after warm-up, tokens
 per second, peak memory (a fresh process per measurement: ru_maxrss, and its growth over the RSS
@@ -21,7 +23,7 @@ torch.set_num_threads(N); ours through the environment its process starts with, 
 loads its BLAS: OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the BLAS, and
 TINYGRAD_LIKE_NUM_THREADS for the engine's own thread pool. The table shows the thread count each
 worker really got: for ours the pool's threads and numpy's BLAS threads (threadpoolctl, when installed;
-BLAS is held to one while the pool has more, tinygrad_like/pool.py), torch.get_num_threads().
+BLAS is held to one while the pool has more, tinygrad_like/fast/pool.py), torch.get_num_threads().
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import record  # noqa: E402
 from machine import blas_threads, machine_line, matmul_gflops, torch_available, worker_result  # noqa: E402
 
 CONFIGS = {  # nanoGPT architecture, float32, dropout 0
@@ -114,7 +117,7 @@ def worker_torch(cfg: dict, warmup: int, steps: int, attention: str, threads: in
 
 
 def run_worker(args) -> None:
-    from tinygrad_like.memory import tune_malloc
+    from tinygrad_like.fast.memory import tune_malloc
     if args.tune_malloc:
         tune_malloc()
     cfg = CONFIGS[args.config]
@@ -193,4 +196,10 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    argv = sys.argv[1:]
+    if "--worker" in argv:                        # a worker process: prints its RESULT line, records nothing
+        main(argv)
+    elif "--threads" in argv:
+        record.save("bench_train", {"given threads": main(argv)})
+    else:  # the README's table: one thread, then every core
+        record.save("bench_train", {f"{n} threads": main(argv + ["--threads", str(n)]) for n in (1, os.cpu_count())})

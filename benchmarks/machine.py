@@ -1,24 +1,25 @@
-"""One line that says what machine a benchmark ran on, printed first by bench_train.py and bench_ops.py,
-so that figures from two machines can be compared (the same code ran 2x slower on a second 2-core
-machine of the same kind: less memory bandwidth per core, a slower BLAS).
+"""One line that says what machine a benchmark ran on, printed first by every benchmark and kept in its
+results file (benchmarks/record.py), so that figures from two machines can be compared (the same code
+runs at different speeds on machines of the same kind: memory bandwidth per core, the BLAS build).
 
     python benchmarks/machine.py
 
-    machine: AMD EPYC, 2 cores, L2 1024 KiB | numpy 2.4.6, BLAS openblas 0.3.31.188.0 (SkylakeX, 2 threads)
-             | matmul f32 1024² 174 GFLOP/s | copy 64 MB 22.3 GB/s | tiny numpy call 0.38 us | load 0.12
-    (one line; wrapped here. On the same machine busy with other jobs: 11 GFLOP/s, 2.5 GB/s, load 3.1.)
+    machine: CPU model, cores, L2 size | numpy version, BLAS name, version, kernels and threads
+             | matmul f32 1024² in GFLOP/s | copy 64 MB in GB/s | tiny numpy call in us | load
+    (one line; wrapped here. A machine busy with other jobs shows it in every figure and the load.)
 
 The three measured figures bound most of what the benchmarks see: the float32 matmul peak of
 numpy's BLAS (what Linear and attention can reach), memory bandwidth, as the bytes read plus written
 per second by a copy of a 64 MB float32 array (what every elementwise pass over an array larger than
 the cache can reach), and the median time of `a + b` on two 2x2 float32 arrays (the floor under the
-per-op overhead of a Python autograd engine). The L2 size sets attention's tiles (tinygrad_like/flash.py);
+per-op overhead of a Python autograd engine). The L2 size sets attention's tiles (tinygrad_like/fast/flash.py);
 the load average says whether other processes shared the cores. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which change
 the kernels OpenBLAS picks, are shown when set.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -152,8 +153,11 @@ def load_average() -> str:
         return "unknown"
 
 
+@functools.cache
 def machine_line() -> str:
-    from tinygrad_like.flash import l2_bytes
+    """Measured once per process, at the first call (a benchmark's start), so the line a command prints
+    first is the one its results file holds (benchmarks/record.py)."""
+    from tinygrad_like.fast.flash import l2_bytes
     env = " | ".join(f"{k}={os.environ[k]}" for k in ENV_SHOWN if k in os.environ)
     load = load_average()
     return (f"machine: {cpu_model()}, {os.cpu_count()} cores, L2 {l2_bytes() >> 10} KiB | numpy {np.__version__}, "

@@ -14,7 +14,9 @@ Everything but the engine is shared with the main job, so only speed (and float 
 torch gets --threads threads (train_gpt.py's flag: every core by default). Reported: wall time (setup
 to end), tokens per second of the training steps alone (evaluation excluded, as in the main job), final
 train/val loss.
-With --compare DIR (a train_gpt.py output folder) the two runs are printed side by side.
+With --compare DIR (a train_gpt.py output folder) the two runs are printed side by side and written to
+benchmarks/results/train_gpt_torch.json (benchmarks/record.py), from which benchmarks/report.py writes the
+README's table of the main job.
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "demos")]
+sys.path[:0] = [str(ROOT), str(ROOT / "demos"), str(ROOT / "benchmarks")]
+
+import record  # noqa: E402
 
 INSTALL = "pip install torch==2.13.0"
 
@@ -52,6 +56,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.resume:
         parser.error("--resume is not supported")
+    if args.compare:
+        print(record.machine_line())  # measured now, at the start, and kept in the results file
     try:
         settings, _, _ = train_gpt.resolve_settings(args)
     except train_gpt.UsageError as e:
@@ -118,17 +124,21 @@ def main(argv=None):
               "val_loss": losses["val"], "steps": steps}
     print(json.dumps(result, indent=1))
     if args.compare:
-        compare(result, json.loads((pathlib.Path(args.compare) / "summary.json").read_text()))
+        ours = compare(result, json.loads((pathlib.Path(args.compare) / "summary.json").read_text()))
+        record.save("train_gpt_torch", {"tinygrad_like": ours, "PyTorch": result}, argv)
     return result
 
 
-def compare(torch_result: dict, summary: dict) -> None:
+def compare(torch_result: dict, summary: dict) -> dict:
+    """Print our run (a train_gpt.py summary) beside PyTorch's; returns our figures of the comparison."""
     print(f"\n{'':22}{'tinygrad_like':>16}{'PyTorch':>16}")
     for key, fmt in (("wall_time_s", "{:.1f}"), ("train_time_s", "{:.1f}"), ("tokens_per_sec", "{:,.0f}"),
                      ("train_loss", "{:.4f}"), ("val_loss", "{:.4f}")):
         print(f"{key:22}{fmt.format(summary[key]):>16}{fmt.format(torch_result[key]):>16}")
     print(f"{'unigram_val_loss':22}{summary['unigram_val_loss']:>16.4f}")
     print(f"speed ratio: PyTorch is {torch_result['tokens_per_sec'] / summary['tokens_per_sec']:.1f}x faster")
+    return {key: summary[key] for key in ("wall_time_s", "train_time_s", "tokens_per_sec", "train_loss", "val_loss",
+                                          "unigram_val_loss", "steps")}
 
 
 def TorchGPT(torch, config):

@@ -17,7 +17,7 @@ There are 10**6 problems with 3-digit numbers; the validation and test problems 
 never appear in training. Training stops when validation reaches --target (99.9%, a margin above the
 99% goal); the accuracy reported is the separate test set's. --digits 2 (10,000 problems) is faster.
 
-Run:  python demos/add.py [--out DIR]      (default out/add/; under a minute on 2 CPU cores)
+Run:  python demos/add.py [--out DIR]      (default out/add/)
 Writes loss.png (training loss and validation accuracy against steps).
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ The model is a small random GPT (4 layers, 128 wide; timing does not depend on t
 step is written out below with the model's own modules, so you can see exactly what the cache skips;
 it is checked against the uncached forward, and GPT.generate is timed with and without its cache too.
 
-Run:  python demos/kv_cache.py [--out DIR]      (default out/kv_cache/; a few seconds)
+Run:  python demos/kv_cache.py [--out DIR]      (default out/kv_cache/)
 Writes kv_cache.png (time per generated token and cache memory against context length).
 """
 from __future__ import annotations

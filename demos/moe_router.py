@@ -27,7 +27,7 @@ some sit idle. In our runs this also happens with lr 1e-3 or a 50-step warmup, m
 depending on the block (entropy 1.9 to 2.7 bits at step 200); with the balancing loss every block
 stays near 3 bits.
 
-Run:  python demos/moe_router.py [--out DIR]      (default out/moe_router/; about 15 seconds)
+Run:  python demos/moe_router.py [--out DIR]      (default out/moe_router/)
 Writes expert_share.png (per-expert token share over training, both runs side by side, one row per block).
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ Training stops once the validation set reaches --target (99.9%: a margin above t
 stopping at the first lucky measurement overstates accuracy); the accuracy reported is then measured
 on a separate test set, so the stopping rule cannot flatter it.
 
-Run:  python demos/sort.py [--out DIR]      (default out/sort/; under a minute on 2 CPU cores)
+Run:  python demos/sort.py [--out DIR]      (default out/sort/)
 Writes loss.png (training loss and validation accuracy against steps).
 """
 from __future__ import annotations

@@ -59,7 +59,7 @@ from models.gpt import GPT, GPTConfig
 from nn.optim import AdamW, clip_grad_norm, cosine_schedule
 from tinygrad_like import Tensor, get_num_threads, no_grad, set_num_threads
 from tinygrad_like import random as _random
-from tinygrad_like.memory import tune_malloc
+from tinygrad_like.fast.memory import tune_malloc
 from training_run import (
     MODEL_FIELDS,
     Run,
@@ -194,7 +194,7 @@ def main(argv=None) -> dict | None:
 def run(args, parser, t_start: float) -> dict | None:
     """The run itself, with the thread count main has set."""
     if args.tune_malloc:
-        tune_malloc()  # keep freed arrays' memory for reuse (tinygrad_like/memory.py)
+        tune_malloc()  # keep freed arrays' memory for reuse (tinygrad_like/fast/memory.py)
     try:  # every mistake on the command line ends here, before anything is written or trained
         settings, out, resume_dir = resolve_settings(args)
         tokenizer, splits, info = prepare_data(settings, resume_dir)

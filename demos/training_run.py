@@ -132,7 +132,7 @@ def build_parser():
     t.add_argument("--prompt", action="append",
                    help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
-                   help="keep glibc's default allocator settings (see tinygrad_like/memory.py)")
+                   help="keep glibc's default allocator settings (see tinygrad_like/fast/memory.py)")
     t.add_argument("--threads", type=int, metavar="N", default=usable_cores(),
                    help="threads for products and attention (tinygrad_like.set_num_threads; default: every "
                         "core, as PyTorch; 1 leaves numpy's BLAS its own threads)")

@@ -1,0 +1,77 @@
+"""Benchmark results as files: each benchmark run as a command writes benchmarks/results/<name>.json,
+and benchmarks/report.py writes the README's performance tables from those files.
+
+A file holds one command's results:
+
+    benchmark   the script's name ("bench_train")
+    command     the command that produced the file, to run it again
+    date        when it ran (UTC, ISO 8601)
+    machine     the line benchmarks/machine.py prints (CPU, BLAS, matmul peak, bandwidth, load)
+    load        the 1-minute load average when the command started; above about half the core count,
+                other processes shared the cores and the figures are slower than the machine is
+    cores       os.cpu_count()
+    runs        {label: what the benchmark's main() returned}, one entry per setting the command ran
+                (bench_train: "1 thread" and "2 threads"), every figure a number
+
+The file is written to a temporary name beside it, then renamed: a reader never sees half a file.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from machine import machine_line
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load_of(line: str) -> float | None:
+    """The load average a machine line ends its measured part with (`| load 0.94`), None if unknown."""
+    m = re.search(r"\| load (\d+\.\d+)", line)
+    return float(m[1]) if m else None
+
+
+def save(name: str, runs: dict, argv: list[str] | None = None, folder: Path = RESULTS) -> Path:
+    """Write folder/<name>.json for the command `python benchmarks/<name>.py argv` (default: this
+    process's arguments); `runs` as described above. Returns the path."""
+    argv = sys.argv[1:] if argv is None else argv
+    line = machine_line()
+    data = dict(benchmark=name, command=shlex.join(["python", f"benchmarks/{name}.py", *argv]),
+                date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                machine=line, load=load_of(line), cores=os.cpu_count(), runs=runs)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write_atomic(folder / f"{name}.json", json.dumps(data, indent=1, default=_number) + "\n")
+    print(f"results: {path}")
+    return path
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def _number(value):
+    """numpy scalars as Python numbers (json knows only the latter)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"record.save: {type(value).__name__} is not a number: {value!r}")
+
+
+def load(name: str, folder: Path = RESULTS) -> dict:
+    return json.loads((folder / f"{name}.json").read_text())

@@ -1,0 +1,193 @@
+"""Write the README's performance tables from the benchmarks' results files.
+
+    python benchmarks/report.py            # rewrite every generated part of README.md
+    python benchmarks/report.py --check    # exit status 1 if README.md differs from what the files give
+
+Each generated part of the README sits between two marker comments naming a benchmark,
+`<!-- report:bench_train -->` and `<!-- /report:bench_train -->`, and is rendered from
+benchmarks/results/bench_train.json (written by `python benchmarks/bench_train.py`, see
+benchmarks/record.py): the command, the date, the machine line with its load, and the figures. Text
+outside the markers is left as it is. tests/test_report.py checks that the README matches the files.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+
+import record  # noqa: E402
+from bench_train import CONFIGS  # noqa: E402
+
+README = HERE.parent / "README.md"
+BLOCK = re.compile(r"(<!-- report:(\w+) -->\n)(.*?)(<!-- /report:\2 -->)", re.S)
+
+
+# ---------------------------------------------------------------- number formats
+
+def ms(x: float) -> str:
+    """Milliseconds to about four significant figures: 2.81, 188.7, 1695."""
+    return f"{x:.2f}" if x < 100 else f"{x:.1f}" if x < 1000 else f"{x:.0f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def header(data: dict) -> str:
+    """The command, its date, and the machine line it ran on, with a warning when the cores were shared."""
+    load, cores = data["load"], data["cores"]
+    busy = (f" The load average was {load:.2f} on {cores} cores: other processes shared the machine, so "
+            "these figures are slower and noisier than the machine is." if load is not None and load > cores / 2
+            else "")
+    return (f"`{data['command']}` on {data['date'][:10]} (`benchmarks/results/{data['benchmark']}.json`).{busy}\n\n"
+            f"```\n{data['machine']}\n```\n")
+
+
+def table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+# ---------------------------------------------------------------- one renderer per benchmark
+
+def bench_train(data: dict) -> str:
+    """ms per training step of each config, ours next to PyTorch's two attentions, per thread setting."""
+    rows = []
+    for i, summary in enumerate(data["runs"].values()):
+        for name, row in summary.items():
+            cfg, ours = CONFIGS[name], row["ours"]
+            label = (f"{name} ({cfg['n_layer']} layers, {cfg['n_embd']} wide, batch {cfg['batch']}×{cfg['block_size']})"
+                     if i == 0 else name)
+            pool, blas = ours["threads"].split(", BLAS ")
+            threads = pool if pool == "1" else f"{pool} (BLAS {blas})"
+            explicit, fused = row.get("torch-explicit", {}).get("ms"), row.get("torch-fused", {}).get("ms")
+            rss = row.get("torch-fused", {}).get("maxrss_mb")
+            rows.append([label, threads, f"{ms(ours['ms'])} ({ms(ours['spread'][0])}-{ms(ours['spread'][1])})",
+                         ms(explicit) if explicit else "-", ms(fused) if fused else "-",
+                         ratio(ours["ms"], explicit), ratio(ours["ms"], fused),
+                         f"{ours['maxrss_mb']:.0f} / {rss:.0f} MB" if rss else f"{ours['maxrss_mb']:.0f} MB / -"])
+    return header(data) + "\n" + table(
+        ["config", "threads", "ours (spread)", "PyTorch explicit", "PyTorch fused", "ours / explicit",
+         "ours / fused", "peak RSS ours / PyTorch fused"], rows)
+
+
+OP_LABELS = {
+    "attention": "attention from packed qkv, causal, B=16, 4 heads, T=128, hs=32",
+    "gelu": "GELU (tanh), (16, 128, 512)",
+    "layernorm": "LayerNorm with weight and bias, (16, 128, 128)",
+    "softmax": "softmax, (16, 4, 128, 128)",
+    "cross-entropy": "cross-entropy, 2048 rows × 1024 classes",
+    "linear": "Linear (16, 128, 128) → 512",
+}
+
+
+def bench_ops(data: dict) -> str:
+    """The per-op overhead, then each hot op next to PyTorch and the numpy floor; a second run's
+    figures (one thread, CPU time) in brackets."""
+    runs = list(data["runs"].values())
+    main, other = runs[0], (runs[1] if len(runs) > 1 else None)
+
+    def both(fmt, get):
+        first = fmt(get(main))
+        second = get(other) if other else None
+        return f"{first} ({fmt(second)})" if second is not None else first
+
+    add, matmul = main["2x2 add"], main["256x256 matmul"]
+    text = (f"One 2×2 add forward+backward: {add[0]:.1f} µs (numpy's add and two copies: {add[1]:.1f} µs, "
+            f"{add[0] / add[1]:.1f}x); a 256×256 matmul forward+backward: {matmul[0] / 1e3:.2f} ms (numpy's three "
+            f"products: {matmul[1] / 1e3:.2f} ms).\n\n")
+    rows = []
+    for name in OP_LABELS:
+        def cell(key, name=name):
+            return lambda r: r["hot ops"][name][key]
+        rows.append([OP_LABELS[name], both(ms, cell("ours_ms")),
+                     both(lambda v: ms(v) if v else "-", cell("torch_ms")),
+                     both(lambda v: v, lambda r, name=name: ratio(r["hot ops"][name]["ours_ms"],
+                                                                  r["hot ops"][name]["torch_ms"])),
+                     f"{main['hot ops'][name]['ours_ms'] / main['hot ops'][name]['floor_ms']:.0f}"])
+    attention = main["hot ops"]["attention"]
+    text += table(["op, shape", "ours", "PyTorch", "ours / PyTorch", "ours / numpy floor"], rows)
+    flop_ms = attention["flop_ms"]
+    text += (f"\nAttention's six products at numpy's float32 matmul peak ({attention['gflops']:.0f} GFLOP/s) would "
+             f"take {flop_ms:.2f} ms: ours takes {attention['ours_ms'] / flop_ms:.1f}x that.\n")
+    return header(data) + "\n" + text
+
+
+def bench_threads(data: dict) -> str:
+    """Each kind of work on 1 and 2 threads, its share of a 1-thread step, and Amdahl's estimate."""
+    r = next(iter(data["runs"].values()))
+    gains, split, paper = r["speedups"], r["split"], r["on_paper"]
+    total = sum(split.values())
+
+    def share(*kinds):
+        return f"{sum(split.get(k, 0.0) for k in kinds) / total:.0%}"
+    labels = [("matmul", "a block's four products on the pool (`pool.matmul`)", share("matmul") + " (all products)"),
+              ("matmul on BLAS threads", "the same on BLAS's own threads, for comparison", ""),
+              ("attention", "attention (`MultiHeadAttention`, chunks on the pool)", share("attention")),
+              ("elementwise", "GELU (one run of cache-sized pieces per thread, `pool.run_in_runs`)",
+               share("elementwise") + " (all elementwise ops)")]
+    rows = [[label, f"{gains[k][0]:.1f} ms", f"{gains[k][1]:.1f} ms", f"{gains[k][0] / gains[k][1]:.2f}", s]
+            for k, label, s in labels]
+    rows.append(["the rest: Python between ops, AdamW, embeddings", "", "", "", share("other")])
+    cores = max(int(n) for n in paper)
+    return header(data) + "\n" + table(
+        ["work (forward+backward, small config's shapes)", "1 thread", "2 threads", "speedup",
+         "share of a 1-thread step"], rows) + (
+        f"\nBy Amdahl's law, with products and attention at the efficiency measured at 2 threads and the rest on "
+        f"one thread, a step would run {paper['2']:.2f}x faster on 2 threads and {paper[str(cores)]:.2f}x on "
+        f"{cores}.\n")
+
+
+def bench_generate(data: dict) -> str:
+    """ms per generated token with and without the KV cache, per context length."""
+    rows = [[str(r["context"]), f"{r['no_cache_ms']:.2f}", f"{r['cache_ms']:.2f}",
+             f"{r['no_cache_ms'] / r['cache_ms']:.1f}x"] for r in next(iter(data["runs"].values()))]
+    return header(data) + "\n" + table(["context", "no cache, ms/token", "KV cache, ms/token", "speed-up"], rows)
+
+
+def train_gpt_torch(data: dict) -> str:
+    """The main job's default run and PyTorch's, same model, weights and batches."""
+    ours, theirs = data["runs"]["tinygrad_like"], data["runs"]["PyTorch"]
+    rows = [["wall time", f"{ours['wall_time_s']:.0f} s", f"{theirs['wall_time_s']:.0f} s"],
+            ["training steps", f"{ours['train_time_s']:.0f} s", f"{theirs['train_time_s']:.0f} s"],
+            ["tokens/s (training steps)", f"{ours['tokens_per_sec']:,.0f}", f"{theirs['tokens_per_sec']:,.0f}"],
+            ["train loss", f"{ours['train_loss']:.4f}", f"{theirs['train_loss']:.4f}"],
+            ["validation loss", f"{ours['val_loss']:.4f}", f"{theirs['val_loss']:.4f}"]]
+    return header(data) + "\n" + table(["", "tinygrad_like", theirs["engine"]], rows) + (
+        f"\nThe unigram baseline's validation loss is {ours['unigram_val_loss']:.4f}.\n")
+
+
+RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_threads, bench_generate, train_gpt_torch)}
+
+
+def regenerate(text: str, folder: Path = record.RESULTS) -> str:
+    """`text` with every marked part rendered afresh from the results files in `folder`."""
+    def render(m):
+        name = m[2]
+        if name not in RENDER:
+            raise KeyError(f"report: the README marks '{name}', which is not a benchmark ({sorted(RENDER)})")
+        return m[1] + RENDER[name](record.load(name, folder)) + m[4]
+    return BLOCK.sub(render, text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="only say whether README.md is current")
+    args = ap.parse_args(argv)
+    text = README.read_text()
+    new = regenerate(text)
+    if args.check:
+        print("README.md matches the results" if new == text else "README.md differs from the results: "
+              "python benchmarks/report.py")
+        return int(new != text)
+    record.write_atomic(README, new)
+    print(f"wrote {README} ({len(BLOCK.findall(new))} generated parts)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
