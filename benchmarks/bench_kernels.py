@@ -18,6 +18,9 @@ something.
 
     python benchmarks/bench_kernels.py [--rounds 3] [--op-repeats 20] [--threads 2]
     python benchmarks/bench_kernels.py --threads 1 --clock cpu     # CPU time: steadier on a shared machine
+
+Run as a command, it writes benchmarks/results/bench_kernels.json (benchmarks/record.py); without --threads
+and --clock it runs twice, every core in wall time, then 1 thread in CPU time.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import record  # noqa: E402
 from machine import machine_line, median_seconds, torch_available, worker_result  # noqa: E402
 
 B, T, C, VOCAB = 16, 128, 128, 1024
@@ -155,6 +159,14 @@ def torch_ops(data, extra, threads: int) -> dict:
     return ops
 
 
+def c_available() -> bool:
+    """Whether rows.c builds here (a C compiler and glibc's vector math); says why not when it does not."""
+    from tinygrad_like.fast.kernels import c_build
+    if c_build.library() is None:
+        print(f"no C kernels here: {c_build.reason()}")
+    return c_build.library() is not None
+
+
 def run_worker(args) -> None:
     rng = np.random.default_rng(0)
     data, extra = inputs(rng)
@@ -187,7 +199,7 @@ def main(argv=None) -> dict:
         return run_worker(args)
     print(machine_line())
     print("uptime:", os.popen("uptime").read().strip())
-    kinds = [k for k in args.kinds.split(",") if k != "torch" or torch_available()]
+    kinds = [k for k in args.kinds.split(",") if (k != "torch" or torch_available()) and (k != "c" or c_available())]
     runs = {k: [] for k in kinds}
     for _ in range(args.rounds):
         for kind in kinds:
@@ -211,4 +223,11 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    argv = sys.argv[1:]
+    if "--worker" in argv:                        # a worker process: prints its RESULT line, records nothing
+        main(argv)
+    else:
+        runs = {"every core, wall time": main(argv)}
+        if "--threads" not in argv and "--clock" not in argv:  # the steadier figures on a busy machine
+            runs["1 thread, CPU time"] = main(argv + ["--threads", "1", "--clock", "cpu"])
+        record.save("bench_kernels", runs)

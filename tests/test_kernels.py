@@ -178,7 +178,7 @@ def test_softmax_kernels_masked_large_and_nan_rows(variant):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_kernels_on_the_pool_equal_one_thread(threads, monkeypatch):
     """Rows shared out on the pool's threads give the bits of one thread (the sums over rows of dw, db
-    per run, added after: to rounding)."""
+    per run, added after: to float32 rounding)."""
     x = rng.standard_normal((512, 300)).astype(np.float32)
     w, b, g = (rng.standard_normal(300).astype(np.float32) for _ in range(3))
     g = rng.standard_normal(x.shape).astype(np.float32)
@@ -193,8 +193,8 @@ def test_kernels_on_the_pool_equal_one_thread(threads, monkeypatch):
         pool.set_num_threads(previous)
     np.testing.assert_array_equal(shared[0], one[0])
     np.testing.assert_array_equal(shared[1][0], one[1][0])
-    for a, b in zip(shared[1][1:], one[1][1:]):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    for a, b in zip(shared[1][1:], one[1][1:]):                   # sums over 512 rows, in another order
+        np.testing.assert_allclose(a, b, rtol=0, atol=float(float32_bound(b, 512).max()))
     np.testing.assert_array_equal(softmax[0], K.softmax_forward(x, "numba"))
     np.testing.assert_array_equal(softmax[1], K.gelu_forward(x, "numba"))
 

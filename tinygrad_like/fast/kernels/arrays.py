@@ -1,7 +1,7 @@
 """The compiled kernels as array functions: numpy arrays in, numpy arrays out, the same results as the
 numpy bodies of the fused ops (tinygrad_like/fused.py) to rounding (tests/test_kernels.py).
 
-Each function takes the rows (or elements) of C-contiguous arrays, cuts them into one run per thread of
+Each function takes the rows (or elements) of C-contiguous arrays, cuts them into a few runs per thread of
 the engine's pool (`pool.threads_for`: one thread below pool.MIN_BYTES) and runs a kernel on each run.
 The kernels let go of the GIL, so the pool's threads run them side by side; numba's own threads are
 never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
@@ -74,13 +74,18 @@ def c_library():
     return c_build.library()
 
 
+RUNS_PER_THREAD = 4  # pool.run hands runs out as threads free up: a thread slowed by another process takes fewer
+
+
 def runs(count: int, nbytes: int) -> list:
-    """[0, ..., count]: where to cut `count` rows into one run per thread worth using on nbytes."""
-    return pool._cuts(count, min(pool.threads_for(nbytes), max(count, 1)))
+    """[0, ..., count]: where to cut `count` rows into runs, RUNS_PER_THREAD per thread worth using on
+    nbytes (one run on one thread)."""
+    threads = pool.threads_for(nbytes)
+    return pool._cuts(count, min(1 if threads == 1 else threads * RUNS_PER_THREAD, max(count, 1)))
 
 
 def share(fn, count: int, nbytes: int, *args) -> None:
-    """fn(*args, lo, hi) for one run of the `count` rows (or elements) per thread, on the pool."""
+    """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`), on the pool."""
     cuts = runs(count, nbytes)
     pool.run(lambda i: fn(*args, cuts[i], cuts[i + 1]), range(len(cuts) - 1))
 
