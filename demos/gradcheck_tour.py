@@ -118,7 +118,7 @@ def op_cases() -> list:
         ("sum", lambda a: a.sum(), [x(3, 4)]),
         ("sum axis=1 keepdim", lambda a: a.sum(1, keepdim=True), [x(3, 4)]),
         ("mean axis=(0,2)", lambda a: a.mean((0, 2)), [x(2, 3, 4)]),
-        ("max axis=-1", lambda a: a.max(-1), [spread(3, 4)]),
+        ("max axis=-1", lambda a: a.max(axis=-1), [spread(3, 4)]),
         ("min", lambda a: a.min(), [spread(3, 4)]),
         ("var axis=-1", lambda a: a.var(-1), [x(3, 4)]),
         ("std", lambda a: a.std(), [x(3, 4)]),
@@ -195,7 +195,7 @@ def check(name, fn, inputs) -> dict:
         ok, note = False, str(e)
     except Exception as e:  # a crash is a failure too: show it rather than stop the tour
         err, ok, note = float("nan"), False, f"{type(e).__name__}: {e}"
-    n = sum(t.size for t in inputs if isinstance(t, Tensor) and t.requires_grad)
+    n = sum(t.numel() for t in inputs if isinstance(t, Tensor) and t.requires_grad)
     return {"name": name, "max_abs_error": err, "passed": ok, "elements": n,
             "seconds": time.perf_counter() - start, "note": note}
 

@@ -32,7 +32,7 @@ def softmax_stats(scores: Tensor, upstream: Tensor) -> dict:
     entropy = -(weights * s.log_softmax(-1)).sum(-1)     # (B, T), in nats; log_softmax never takes log(0)
     loss = (weights * upstream).sum()
     (g,) = grad(loss, [s])                               # (B, T, T)
-    return {"max_weight": weights.max(-1).mean().item(),  # 1/T for a uniform row, 1 for a one-hot row
+    return {"max_weight": weights.max(axis=-1).mean().item(),  # 1/T for a uniform row, 1 for a one-hot row
             "entropy": entropy.mean().item(),
             # per row; the median is the typical row (the mean is carried by the few rows whose top two scores tie)
             "grad_norm": float(np.median((g * g).sum(-1).sqrt().numpy()))}

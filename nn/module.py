@@ -96,7 +96,7 @@ class Module:
         return [p for _, p in self.named_parameters()]
 
     def num_params(self) -> int:
-        return sum(p.size for p in self.parameters())
+        return sum(p.numel() for p in self.parameters())
 
     def _assign_names(self) -> None:
         """Give sub-modules their scope names and parameters their dotted names (for drawings)."""

@@ -235,9 +235,9 @@ class Adam(Optimizer):
             self._update(w, g, flat, group)
             start = 0
             for p, s in zip(params, states):
-                p.data[...] = w[start:start + p.size].reshape(p.shape)  # in place: p.data stays the same array
+                p.data[...] = w[start:start + p.numel()].reshape(p.shape)  # in place: p.data stays the same array
                 s["step"] = flat["step"]
-                start += p.size
+                start += p.numel()
 
     def _step_each(self, params, group) -> None:
         for p in params:
@@ -253,18 +253,18 @@ class Adam(Optimizer):
         cache = getattr(self, "_flat", {}).get(index)
         if cache is not None and all(s.get("exp_avg") is not None and s["exp_avg"].base is cache[0]
                                      and s["exp_avg_sq"].base is cache[1] for s in states) \
-                and sum(p.size for p in params) == cache[0].size:
+                and sum(p.numel() for p in params) == cache[0].size:
             return cache
         flats = []
         for key in ("exp_avg", "exp_avg_sq"):
             flats.append(np.concatenate([np.asarray(s[key], dtype=p.dtype).reshape(-1) if key in s
-                                         else np.zeros(p.size, dtype=p.dtype) for p, s in zip(params, states)]))
+                                         else np.zeros(p.numel(), dtype=p.dtype) for p, s in zip(params, states)]))
         start = 0
         for p, s in zip(params, states):
             s.setdefault("step", 0)
-            s["exp_avg"] = flats[0][start:start + p.size].reshape(p.shape)
-            s["exp_avg_sq"] = flats[1][start:start + p.size].reshape(p.shape)
-            start += p.size
+            s["exp_avg"] = flats[0][start:start + p.numel()].reshape(p.shape)
+            s["exp_avg_sq"] = flats[1][start:start + p.numel()].reshape(p.shape)
+            start += p.numel()
         self.__dict__.setdefault("_flat", {})[index] = tuple(flats)
         return tuple(flats)
 

@@ -83,3 +83,14 @@ def test_bench_kernels_times_each_op_with_and_without_the_kernels():
     from tinygrad_like.fast.kernels import c_build
     if c_build.library() is not None:
         assert rows["gelu"]["c"] > 0 and rows["layernorm"]["c"] is None        # rows.c has no LayerNorm
+
+
+def test_bench_revisions_times_both_trees_alternated_and_divides_after_by_before(capsys):
+    rows = load("bench_revisions").main(["HEAD", "HEAD", "--configs", "tiny", "--threads", "1", "--rounds", "1",
+                                         "--steps", "2", "--warmup", "1"])
+    assert set(rows) == {"tiny, 1 thread (ms/step)", "2x2 add f+b (us)"}
+    for row in rows.values():
+        before, after = row["before (HEAD)"], row["after (HEAD)"]
+        assert before > 0 and after > 0 and row["ratio"] == pytest.approx(after / before)
+    assert rows["2x2 add f+b (us)"]["numpy_add_us"] > 0
+    assert capsys.readouterr().out.startswith("machine: ")

@@ -379,7 +379,7 @@ def test_block_parameter_counts_for_d768():
     count = {}
     for name, p in block.named_parameters():
         part, kind = name.split(".")[0], name.rsplit(".", 1)[1]
-        count[part, kind] = count.get((part, kind), 0) + p.size
+        count[part, kind] = count.get((part, kind), 0) + p.numel()
     assert count["attn", "weight"] == 2_359_296 and count["attn", "bias"] == 3_072
     assert count["mlp", "weight"] == 4_718_592 and count["mlp", "bias"] == 3_840
     assert count["ln_1", "weight"] == count["ln_2", "bias"] == 768

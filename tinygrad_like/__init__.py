@@ -6,6 +6,7 @@ imported here. Nothing in the core imports the fast path.
 """
 from tinygrad_like import fast  # importing the fast path registers it with the core (fast/__init__.py)
 from tinygrad_like.backprop_steps import backprop_steps
+from tinygrad_like.errors import DimError, ShapeError
 from tinygrad_like.fast import get_num_threads, set_num_threads
 from tinygrad_like.function import composed, detect_anomaly, enable_grad, no_grad, scope
 from tinygrad_like.gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -14,4 +15,4 @@ from tinygrad_like.tensor import Tensor, grad
 
 __all__ = ["Tensor", "no_grad", "enable_grad", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
            "draw_graph", "backprop_steps", "scope", "detect_anomaly", "composed", "set_num_threads",
-           "get_num_threads", "fast"]
+           "get_num_threads", "fast", "DimError", "ShapeError"]

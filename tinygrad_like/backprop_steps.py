@@ -80,7 +80,7 @@ def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | 
     the graph must not have been freed by an earlier backward. Keep graphs small (tens of nodes):
     every node is one frame.
     """
-    if not isinstance(loss, Tensor) or not loss.requires_grad or loss.size != 1:
+    if not isinstance(loss, Tensor) or not loss.requires_grad or loss.numel() != 1:
         raise ValueError("backprop_steps: loss must be a scalar Tensor that requires grad, got "
                          + (f"shape {loss.shape}, requires_grad={loss.requires_grad}" if isinstance(loss, Tensor)
                             else type(loss).__name__))

@@ -17,6 +17,8 @@ import numpy as np
 from tinygrad_like import ops
 from tinygrad_like import random as _random
 from tinygrad_like.dispatch import composite, run
+from tinygrad_like.errors import ShapeError
+from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -31,6 +33,12 @@ def gelu(x: Tensor) -> Tensor:
     return 0.5 * x * (1 + (GELU_C * (x + 0.044715 * x ** 3)).tanh())
 
 
+@composite("gelu_erf")
+def gelu_erf(x: Tensor) -> Tensor:
+    """x·Φ(x) = ½x(1 + erf(x/√2)), the exact GELU (PyTorch's default)."""
+    return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
+
+
 @composite("linear")
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x (..., in) @ Wᵀ (in, out) + b (out,)."""
@@ -41,14 +49,14 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 @composite("softmax")
 def softmax(x: Tensor, axis: int) -> Tensor:
     """exp(x − max) / Σ exp(x − max) along axis: subtracting the (constant) max keeps exp from overflowing."""
-    e = (x - x.max(axis, keepdim=True).detach()).exp()
+    e = (x - x.amax(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
 
 
 @composite("log_softmax")
 def log_softmax(x: Tensor, axis: int) -> Tensor:
     """x − max − log Σ exp(x − max) along axis: the log of softmax without ever taking log(0)."""
-    shifted = x - x.max(axis, keepdim=True).detach()
+    shifted = x - x.amax(axis, keepdim=True).detach()
     return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
 
@@ -148,9 +156,15 @@ class CompositeMixin:
 
     __slots__ = ()
 
-    def gelu(self):
-        """GELU, tanh approximation as in GPT-2: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
-        return run("gelu", self)
+    def gelu(self, approximate: str = "tanh"):
+        """GELU x·Φ(x). approximate="tanh" (the default here, as in tinygrad and GPT-2):
+        0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); approximate="none": the exact 0.5·x·(1 + erf(x/√2)),
+        PyTorch's default for F.gelu and nn.GELU (tinygrad_like.functional.gelu defaults to it)."""
+        if approximate == "tanh":
+            return run("gelu", self._floating())
+        if approximate == "none":
+            return run("gelu_erf", self._floating())
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
     def silu(self):
         """x·σ(x), the SiLU (swish) used by SwiGLU."""
@@ -159,27 +173,33 @@ class CompositeMixin:
     def linear(self, weight, bias=None):
         """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
         if self.shape[-1:] != weight.shape[-1:] or weight.ndim != 2:
-            raise ValueError(f"linear: input {self.shape} does not fit weight {weight.shape} "
+            raise ShapeError(f"linear: input {self.shape} does not fit weight {weight.shape} "
                              "(need (..., in) and (out, in))")
         if bias is not None and bias.shape != weight.shape[:1]:
-            raise ValueError(f"linear: bias {bias.shape} does not fit weight {weight.shape} "
+            raise ShapeError(f"linear: bias {bias.shape} does not fit weight {weight.shape} "
                              f"(need ({weight.shape[0]},))")
         return run("linear", self, weight, bias)
 
-    def softmax(self, axis=-1):
-        """exp(x - max) / Σ exp(x - max): subtracting the (constant) max keeps exp from overflowing."""
+    @spellings
+    def softmax(self, axis=-1, dtype=None):
+        """exp(x - max) / Σ exp(x - max) along `axis` (PyTorch's dim): subtracting the (constant) max keeps
+        exp from overflowing. Integers give float32; dtype: cast to it first (PyTorch's dtype=)."""
+        self = self._floating() if dtype is None else self.cast(dtype)
         if self.ndim == 0:                                      # dim 0 / -1 of a 0-d tensor: softmax is 1
             self._axes(axis)
             return self.reshape(1).softmax(0).reshape(())
         return run("softmax", self, self._axes(axis)[0])
 
-    def log_softmax(self, axis=-1):
-        """x - max - log Σ exp(x - max): the log of softmax without ever taking log(0)."""
+    @spellings
+    def log_softmax(self, axis=-1, dtype=None):
+        """x - max - log Σ exp(x - max) along `axis`: the log of softmax without ever taking log(0)."""
+        self = self._floating() if dtype is None else self.cast(dtype)
         if self.ndim == 0:
             self._axes(axis)
             return self.reshape(1).log_softmax(0).reshape(())
         return run("log_softmax", self, self._axes(axis)[0])
 
+    @spellings
     def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
         """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
         then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
@@ -197,7 +217,7 @@ class CompositeMixin:
         """
         targets = np.asarray(targets.data if isinstance(targets, type(self)) else targets)
         if targets.shape != self.shape[:-1]:
-            raise ValueError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
+            raise ShapeError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
                              f"{self.shape[:-1]}, got {targets.shape}")
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', "
@@ -215,6 +235,53 @@ class CompositeMixin:
         loss = run("cross_entropy", self.reshape(-1, n_class), rows, flat[rows], reduction, float(label_smoothing))
         return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
 
+    def cross_entropy(self, target, reduction="mean", label_smoothing=0.0, ignore_index=-100):
+        """PyTorch's F.cross_entropy (and tinygrad's Tensor.cross_entropy): logsumexp(x) − x[target] per
+        position, with label smoothing ε mixing in ε·(logsumexp(x) − mean(x)). self holds logits with the
+        classes on axis 1: (C,), (N, C) or (N, C, d1, ...); target holds class indices, () / (N) /
+        (N, d1, ...), or class probabilities p of self's shape (floating point): −Σ_c p_c log softmax(x)_c
+        per position, p smoothed to (1 − ε)p + ε/C. reduction "mean" | "sum" | "none"."""
+        probs = target if isinstance(target, type(self)) else np.asarray(target)
+        if probs.dtype.kind == "f" and probs.shape == self.shape:
+            classes = 1 if self.ndim > 1 else 0
+            p = self._lift(probs) if isinstance(probs, np.ndarray) else probs
+            if label_smoothing:
+                p = (1 - label_smoothing) * p + label_smoothing / self.shape[classes]
+            return reduced(-(p * self.log_softmax(dim=classes)).sum(classes), reduction, "cross_entropy")
+        return self._classes_last().sparse_categorical_crossentropy(
+            target, ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
+
+    def nll_loss(self, target, weight=None, ignore_index=None, reduction="mean"):
+        """PyTorch's F.nll_loss (and tinygrad's Tensor.nll_loss): −self[target] per position, self
+        log-probabilities (e.g. x.log_softmax(dim=1)) of shape (N, C) or (N, C, d1, ...); target (N) or
+        (N, d1, ...) integers. ignore_index None ignores nothing."""
+        if weight is not None:
+            raise NotImplementedError("nll_loss: class weights are not supported")
+        ignore_index = -100 if ignore_index is None else ignore_index
+        logp = self._classes_last()
+        targets = np.asarray(target.data if isinstance(target, type(self)) else target)
+        n_class = logp.shape[-1]
+        if targets.shape != logp.shape[:-1]:
+            raise ShapeError(f"nll_loss: input {self.shape} needs target of shape {logp.shape[:-1]}, "
+                             f"got {targets.shape}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        flat = targets.reshape(-1)
+        rows = np.nonzero(flat != ignore_index)[0]
+        bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= n_class)]
+        if bad.size:
+            raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
+        if reduction == "none":                                                   # 0 at ignored positions
+            keep = type(self)._make(flat != ignore_index, None)
+            every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
+            return keep.where(every, 0.0).reshape(targets.shape)
+        picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
+        return picked.sum() if reduction == "sum" else picked.sum() / max(len(rows), 1)
+
+    def _classes_last(self):
+        """(N, C, d1, ...) -> (N, d1, ..., C): PyTorch keeps classes on axis 1, our losses on the last axis."""
+        return self if self.ndim <= 2 else self.permute(0, *range(2, self.ndim), 1)
+
     def dropout(self, p=0.5, training=True):
         """Zero each entry with probability p and scale the rest by 1/(1-p), so the mean is unchanged."""
         if not training or p == 0:
@@ -224,18 +291,31 @@ class CompositeMixin:
         keep = _random.rng().random(self.shape) >= p
         return self * self._make((keep / (1 - p)).astype(self.dtype), None)
 
-    def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False):
+    def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False,
+                                     enable_gqa=False):
         """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
         lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
 
         attn_mask: boolean (True where attending is allowed, as in PyTorch) or a float mask added to
         the scores. is_causal: token i sees tokens j <= i only (the lower triangle, aligned to the end
         when keys outnumber queries, as in KV-cache decoding). Returns out (..., Tq, dv), and the
-        weights (..., Tq, Tk) too with return_weights=True.
+        weights (..., Tq, Tk) too with return_weights=True. enable_gqa: query (..., Hq, Tq, d) may have
+        more heads than key and value (..., Hkv, Tk, d), Hq a multiple of Hkv; query head h reads key/value
+        head h // (Hq / Hkv), as PyTorch's (each key/value head repeated, repeat_interleave).
         """
         q, k, v = self, key, value
+        if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+            if k.shape[-3] != v.shape[-3] or q.shape[-3] % k.shape[-3]:
+                raise ShapeError(f"scaled_dot_product_attention: with enable_gqa, the query's {q.shape[-3]} heads "
+                                 f"must be a multiple of the key's and value's (shapes {q.shape}, {k.shape}, "
+                                 f"{v.shape})")
+            groups = q.shape[-3] // k.shape[-3]
+            k, v = k.repeat_interleave(groups, dim=-3), v.repeat_interleave(groups, dim=-3)
+        if q.ndim >= 4 and k.ndim >= 4 and q.shape[-3] != k.shape[-3] and 1 not in (q.shape[-3], k.shape[-3]):
+            raise ShapeError(f"scaled_dot_product_attention: query {q.shape} has {q.shape[-3]} heads and key "
+                             f"{k.shape} {k.shape[-3]}; pass enable_gqa=True for grouped-query attention")
         if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-            raise ValueError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
+            raise ShapeError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
                              "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
         mask = None if attn_mask is None else attn_mask if isinstance(attn_mask, type(self)) else type(self)(attn_mask)
         return run("attention", q, k, v, mask, is_causal, return_weights)
@@ -251,3 +331,14 @@ class CompositeMixin:
             raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
                              f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
         return run("multihead_attention", self, n_head, n_kv_head, is_causal)
+
+
+def reduced(loss, reduction: str, op: str):
+    """loss per position, reduced as PyTorch's `reduction` says: "mean", "sum" or "none"."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

@@ -4,7 +4,8 @@ and the comparisons isclose/allclose.
 
 sin, cos, erf and log1p are primitives (tinygrad_like/ops.py); the rest are composed from primitives,
 so their gradients (and second derivatives) come for free. Every function keeps the input's shape
-and, for float32 input, float32. Tensor inherits them from `ElementwiseMathMixin`.
+and, for float32 input, float32; integer and bool input gives float32, as in PyTorch. Tensor inherits
+them from `ElementwiseMathMixin`.
 """
 from __future__ import annotations
 
@@ -28,15 +29,15 @@ class ElementwiseMathMixin:
 
     __slots__ = ()
 
-    def sin(self) -> Tensor: return ops.Sin.apply(self)
+    def sin(self) -> Tensor: return ops.Sin.apply(self._floating())
 
-    def cos(self) -> Tensor: return ops.Cos.apply(self)
+    def cos(self) -> Tensor: return ops.Cos.apply(self._floating())
 
     def erf(self) -> Tensor:
         """erf(x) = 2/√π ∫₀ˣ e^(-t²) dt, the Gaussian CDF's core: Φ(x) = (1 + erf(x/√2)) / 2."""
-        return ops.Erf.apply(self)
+        return ops.Erf.apply(self._floating())
 
-    def log1p(self) -> Tensor: return ops.Log1p.apply(self)
+    def log1p(self) -> Tensor: return ops.Log1p.apply(self._floating())
 
     def rsqrt(self) -> Tensor:
         """1/√x (RMSNorm's scale)."""

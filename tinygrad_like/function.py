@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from tinygrad_like.errors import ShapeError
+
 
 class _State(threading.local):
     grad_enabled = True
@@ -124,12 +126,12 @@ class Function:
     def apply(cls, *parents, **kwargs):
         fn = cls()
         try:
-            data = fn.forward(*[p.data for p in parents], **kwargs)
+            data = fn.forward(*[p._data for p in parents], **kwargs)
             if not isinstance(data, np.ndarray):
                 data = np.asarray(data)  # np.sum over all axes, or 0-d arithmetic, gives a numpy scalar
         except ValueError as e:
             shapes = " and ".join(str(p.shape) for p in parents)
-            raise ValueError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
+            raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
         requires_grad = False
         if state.grad_enabled:
             for p in parents:
@@ -178,8 +180,7 @@ class Skeleton:
         self.requires_grad = t.requires_grad
         self.data = np.array(t.data) if t.data.size <= 4 else None    # a copy: a small view can pin a big array
 
-    @property
-    def size(self) -> int:
+    def numel(self) -> int:
         return int(np.prod(self.shape))
 
     def __repr__(self):

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from tinygrad_like.composites import reduced
 from tinygrad_like.function import Function
 from tinygrad_like.tensor import Tensor
 
@@ -18,42 +19,16 @@ __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_en
            "logsumexp", "mse_loss", "nll_loss", "one_hot", "pad", "softmax", "softplus"]
 
 
-def _class_last(x: Tensor) -> Tensor:
-    """(N, C, d1, ...) -> (N, d1, ..., C): PyTorch keeps classes on axis 1, our losses on the last axis."""
-    return x if x.ndim <= 2 else x.permute(0, *range(2, x.ndim), 1)
-
-
 def cross_entropy(input: Tensor, target, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """torch.nn.functional.cross_entropy for class-index targets: logsumexp(x) − x[target] per position,
-    with label smoothing ε mixing in ε·(logsumexp(x) − mean(x)). input (C,), (N, C) or (N, C, d1, ...)
-    logits; target () / (N) / (N, d1, ...) integers. reduction "mean" | "sum" | "none". (Class
-    weights, and probability targets, are not supported.)"""
-    return _class_last(input).sparse_categorical_crossentropy(
-        target, ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
+    """torch.nn.functional.cross_entropy: Tensor.cross_entropy, with PyTorch's argument order."""
+    return input.cross_entropy(target, reduction=reduction, label_smoothing=label_smoothing,
+                               ignore_index=ignore_index)
 
 
 def nll_loss(input: Tensor, target, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
-    """torch.nn.functional.nll_loss: −input[target] per position, for input already log-probabilities
-    (e.g. from log_softmax). input (N, C) or (N, C, d1, ...); target (N) or (N, d1, ...) integers."""
-    logp = _class_last(input)
-    targets = np.asarray(target.data if isinstance(target, Tensor) else target)
-    n_class = logp.shape[-1]
-    if targets.shape != logp.shape[:-1]:
-        raise ValueError(f"nll_loss: input {input.shape} needs target of shape {logp.shape[:-1]}, got {targets.shape}")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    flat = targets.reshape(-1)
-    rows = np.nonzero(flat != ignore_index)[0]
-    bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= n_class)]
-    if bad.size:
-        raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
-    if reduction == "none":                                                   # 0 at ignored positions
-        keep = Tensor._make(flat != ignore_index, None)
-        every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
-        return keep.where(every, 0.0).reshape(targets.shape)
-    picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
-    return picked.sum() if reduction == "sum" else picked.sum() / max(len(rows), 1)
+    """torch.nn.functional.nll_loss: Tensor.nll_loss, with PyTorch's argument order."""
+    return input.nll_loss(target, ignore_index=ignore_index, reduction=reduction)
 
 
 def log_softmax(input: Tensor, dim: int = -1) -> Tensor:
@@ -70,16 +45,6 @@ def logsumexp(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
 _LOG_FLOOR = -100.0  # PyTorch clamps BCE's logs at -100, so a confident wrong answer costs 100, not inf
 
 
-def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
 def _same_shape(input: Tensor, target, op: str) -> Tensor:
     target = input._lift(target)
     if target.shape != input.shape:  # PyTorch broadcasts with a warning; a silent wrong loss is worse
@@ -90,7 +55,7 @@ def _same_shape(input: Tensor, target, op: str) -> Tensor:
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """(input - target)², reduced; input and target of the same shape."""
     diff = input - _same_shape(input, target, "mse_loss")
-    return _reduce(diff * diff, reduction, "mse_loss")
+    return reduced(diff * diff, reduction, "mse_loss")
 
 
 class BinaryCrossEntropy(Function):
@@ -118,7 +83,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, reduction: str = "m
         raise ValueError(f"binary_cross_entropy: input (shape {input.shape}) must hold probabilities in [0, 1]; "
                          "for scores use binary_cross_entropy_with_logits")
     loss = BinaryCrossEntropy.apply(input, target)
-    return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy")
+    return reduced(loss if weight is None else loss * weight, reduction, "binary_cross_entropy")
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, reduction: str = "mean",
@@ -130,7 +95,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, reducti
     log_one_plus = (-input).softplus(threshold=math.inf)                  # -log σ(x)
     scale = 1 if pos_weight is None else 1 + (input._lift(pos_weight) - 1) * y
     loss = (1 - y) * input + scale * log_one_plus
-    return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
+    return reduced(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

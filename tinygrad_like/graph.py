@@ -211,7 +211,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
                 label[0] = f"AccumulateGrad {t.name or ''}".strip()
             if show_shapes:
                 label.append(_shape(t.shape))
-            if data is not None and (show_values or (t.size == 1 and not t.name)):
+            if data is not None and (show_values or (t.numel() == 1 and not t.name)):
                 label.append(_values(data))
             if show_grads and t.grad is not None:
                 label.append(_norm(t.grad.data))
@@ -252,7 +252,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     g.attr(rankdir="TB", fontsize="10")
     g.attr("node", fontsize="10", fontname="Helvetica")
     g.attr("edge", fontsize="8", fontname="Helvetica")
-    if direction == "backward" and root.size == 1:
+    if direction == "backward" and root.numel() == 1:
         g.node("seed", "dL/dL = 1", shape="plaintext")
         edges.insert(0, ("seed", node_id(root), ""))
     _add_nodes(g, nodes, {box: label for box, (label, _) in opener.boxes.items()}, group_scopes)

@@ -3,7 +3,7 @@ flip, roll, pad, clone, numel.
 
 All are composed from the movement primitives (reshape, expand, getitem, cat), so their gradients
 route each output entry's gradient back to the entry it came from. Movement ops take `dim` as
-PyTorch does. Tensor inherits them from `MovementMixin`.
+PyTorch does, and numpy's `axis=` too (`@spellings`). Tensor inherits them from `MovementMixin`.
 """
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tinygrad_like import ops
+from tinygrad_like.errors import ShapeError
+from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -27,6 +29,7 @@ class MovementMixin:
 
     __slots__ = ()
 
+    @spellings
     def split(self, split_size_or_sections, dim: int = 0) -> tuple:
         """Cut along `dim` into pieces of `split_size` entries (the last may be smaller), or into pieces
         of the given sizes (a list that must add up to shape[dim]). (6, 4).split(4) -> (4, 4), (2, 4)."""
@@ -40,10 +43,11 @@ class MovementMixin:
         else:
             sizes = [int(s) for s in split_size_or_sections]
             if sum(sizes) != n or any(s < 0 for s in sizes):
-                raise ValueError(f"split: sections {sizes} do not add up to {n}, dim {dim} of shape {self.shape}")
+                raise ShapeError(f"split: sections {sizes} do not add up to {n}, dim {dim} of shape {self.shape}")
         starts = np.cumsum([0] + sizes).tolist()
         return tuple(_slice(self, d, a, b) for a, b in zip(starts, starts[1:]))
 
+    @spellings
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """Cut along `dim` into `chunks` pieces of ceil(n / chunks) entries; as in PyTorch, fewer
         pieces come back when the sizes do not allow that many ((5,).chunk(4) gives sizes 2, 2, 1)."""
@@ -52,6 +56,7 @@ class MovementMixin:
         n = self.shape[self._dim(dim, "chunk")]
         return self.split(max(math.ceil(n / chunks), 1), dim)
 
+    @spellings
     def unflatten(self, dim: int, sizes) -> Tensor:
         """Undo flatten for one axis: (B, 12).unflatten(1, (3, 4)) is (B, 3, 4); one size may be -1."""
         d = self._dim(dim, "unflatten")
@@ -59,7 +64,7 @@ class MovementMixin:
         known = math.prod(s for s in sizes if s != -1)
         if sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[d]) or \
                 (-1 in sizes and (known == 0 or self.shape[d] % known)):
-            raise ValueError(f"unflatten: sizes {sizes} do not fit dim {dim} of shape {self.shape}")
+            raise ShapeError(f"unflatten: sizes {sizes} do not fit dim {dim} of shape {self.shape}")
         sizes = tuple(self.shape[d] // known if s == -1 else s for s in sizes)
         return self.reshape(self.shape[:d] + sizes + self.shape[d + 1:])
 
@@ -68,12 +73,13 @@ class MovementMixin:
         sizes than dimensions add leading axes. Built as reshape -> expand -> reshape."""
         sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
         if len(sizes) < self.ndim:
-            raise ValueError(f"repeat: needs at least {self.ndim} sizes for shape {self.shape}, got {sizes}")
+            raise ShapeError(f"repeat: needs at least {self.ndim} sizes for shape {self.shape}, got {sizes}")
         shape = (1,) * (len(sizes) - self.ndim) + self.shape
         interleaved = tuple(v for n in shape for v in (1, n))                 # (1, a, 1, b)
         tiled = tuple(v for r, n in zip(sizes, shape) for v in (r, n))         # (r1, a, r2, b)
         return self.reshape(interleaved).expand(tiled).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
+    @spellings
     def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
         """Repeat each entry along `dim` in place: [a, b].repeat_interleave(2) is [a, a, b, b]. With
         dim=None the tensor is flattened first. `repeats` an int, or one count per entry (list/tensor).
@@ -86,7 +92,7 @@ class MovementMixin:
             return expanded.flatten(d, d + 1)
         counts = np.asarray(repeats.data if isinstance(repeats, type(self)) else repeats).reshape(-1)
         if counts.shape != (x.shape[d],) or (counts < 0).any():
-            raise ValueError(f"repeat_interleave: need {x.shape[d]} counts >= 0 for dim {d} of shape {x.shape}, "
+            raise ShapeError(f"repeat_interleave: need {x.shape[d]} counts >= 0 for dim {d} of shape {x.shape}, "
                              f"got {counts.tolist()}")
         return x.index_select(d, np.repeat(np.arange(x.shape[d]), counts))
 
@@ -144,5 +150,5 @@ class MovementMixin:
         return ops.Clone.apply(self)
 
     def numel(self) -> int:
-        """The number of entries, PyTorch's name for .size (our .size is numpy's, an int)."""
-        return self.size
+        """The number of entries (numpy's .size; PyTorch's size() is the shape)."""
+        return self.data.size

@@ -144,12 +144,15 @@ class Div(Function):
 
 
 class Pow(Function):
-    """x ** y for tensors x, y (for a constant exponent, see PowConst)."""
+    """x ** y for tensors x, y (for a constant exponent, see PowConst). As in PyTorch, the x-gradient
+    is 0 where y = 0 and the y-gradient is 0 where x = 0 and y >= 0, where the formulas would give
+    0·∞ = NaN: there the exponent y − 1 is replaced by 1 (times y = 0 gives 0), and log x by log 1 = 0."""
     def forward(self, x, y): return x ** y
     def backward(self, grad, out):                                        # d x^y = y x^(y-1) dx + x^y log x dy
         x, y = self.parents
-        return (unbroadcast(grad * y * x ** (y - 1), x.shape) if x.requires_grad else None,
-                unbroadcast(grad * out * x.log(), y.shape) if y.requires_grad else None)
+        return (unbroadcast(grad * y * x ** (y == 0).where(1, y - 1), x.shape) if x.requires_grad else None,
+                unbroadcast(grad * out * ((x == 0) & (y >= 0)).where(1, x).log(), y.shape) if y.requires_grad
+                else None)
 
 
 def power(x: np.ndarray, c) -> np.ndarray:

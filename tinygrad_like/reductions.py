@@ -1,8 +1,9 @@
-"""Reductions and scans beyond sum/max/mean: argmax/argmin/all/any with keepdim, cumsum, cumprod,
+"""Reductions and scans beyond sum/max/mean: argmax/argmin/all/any with keepdim, prod, cumsum, cumprod,
 norm, var_mean/std_mean.
 
-Reductions take `axis` (an int, a tuple or None for all axes) as sum/max/mean do; PyTorch calls it
-`dim` and passes it in the same place. cumsum is a primitive (ops.Cumsum); the rest is composed.
+Reductions take `axis` (an int, a tuple or None for all axes) as sum/max/mean do; PyTorch's `dim=` and
+`keepdim=` (and numpy's `keepdims=`) are accepted too (`@spellings`). cumsum is a primitive
+(ops.Cumsum); the rest is composed.
 Tensor inherits them from `ReductionMixin`.
 """
 from __future__ import annotations
@@ -13,25 +14,28 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tinygrad_like import ops
+from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
 
 
 def _index_reduce(self: Tensor, fn, axis, keepdim: bool, op: str) -> Tensor:
-    if self.size == 0:
+    if self.data.size == 0:
         raise ValueError(f"{op}: an empty tensor (shape {self.shape}) has no {op[3:]}")
     axis = None if axis is None else self._dim(axis, op)
     return self._make(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
 
 
-def _correction(correction, unbiased, op: str) -> int:
-    """PyTorch's two spellings: correction=N (divide by count - N) or the older unbiased=True/False."""
-    if correction is not None and unbiased is not None:
-        raise ValueError(f"{op}: pass correction= or unbiased=, not both")
+def correction_of(correction, unbiased, ddof, op: str):
+    """The N − c divisor's c from its three spellings: PyTorch's correction=c or older unbiased=True/False,
+    numpy's ddof=c. None of them: 1, the unbiased estimate (PyTorch's and tinygrad's default)."""
+    given = [name for name, v in (("correction", correction), ("unbiased", unbiased), ("ddof", ddof)) if v is not None]
+    if len(given) > 1:
+        raise TypeError(f"{op}: got {' and '.join(given)}, which say the same thing; pass one, not both")
     if unbiased is not None:
         return 1 if unbiased else 0
-    return 1 if correction is None else correction
+    return correction if correction is not None else ddof if ddof is not None else 1
 
 
 class ReductionMixin:
@@ -39,27 +43,59 @@ class ReductionMixin:
 
     __slots__ = ()
 
+    @spellings
     def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
         """int64 index of the largest entry along `axis` (of the flattened tensor when None; with
         keepdim every axis is kept as size 1). The first one at ties. No gradient."""
         return _index_reduce(self, np.argmax, axis, keepdim, "argmax")
 
+    @spellings
     def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
         """int64 index of the smallest entry along `axis`, like argmax."""
         return _index_reduce(self, np.argmin, axis, keepdim, "argmin")
 
+    @spellings
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
         return self._make(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
+    @spellings
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is some entry nonzero (over `axis`)? No gradient."""
         return self._make(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
+    @spellings
+    def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
+        """Π of the entries along `axis` (one axis, as in PyTorch; all entries when None). dtype: cast first.
+
+        Built as a tree of products (each level multiplies the entries in pairs), so the gradient is the
+        product rule's and stays right when entries are 0 (the shortcut prod/x divides by zero there),
+        with log2(n) Muls instead of n.
+        """
+        x = self if dtype is None else self.cast(dtype)
+        if axis is None:
+            out = x.reshape(-1).prod(0)
+            return out.reshape((1,) * self.ndim) if keepdim else out
+        if x.ndim == 0:
+            x._axes(axis)
+            return x
+        d = x._dim(axis, "prod")
+        if x.shape[d] == 0:
+            return x._make(np.ones(_kept(x.shape, d), dtype=x.dtype), None) if keepdim else \
+                x._make(np.ones(x.shape[:d] + x.shape[d + 1:], dtype=x.dtype), None)
+        before = (slice(None),) * d
+        while x.shape[d] > 1:
+            n = x.shape[d]
+            pairs = x[before + (slice(0, n - 1, 2),)] * x[before + (slice(1, n, 2),)]   # x0·x1, x2·x3, ...
+            x = pairs if n % 2 == 0 else x.cat([pairs, x[before + (slice(n - 1, n),)]], dim=d)
+        return x if keepdim else x.squeeze(d)
+
+    @spellings
     def cumsum(self, axis: int) -> Tensor:
         """Running sum along `axis`: out[..., i, ...] = Σ_{j<=i} x[..., j, ...]. Same shape as self."""
         return ops.Cumsum.apply(self, axis=self._dim(axis, "cumsum"))
 
+    @spellings
     def cumprod(self, axis: int) -> Tensor:
         """Running product along `axis`: out[i] = x[0]·x[1]···x[i]. Same shape as self.
 
@@ -78,6 +114,7 @@ class ReductionMixin:
             parts.append(running)
         return self.cat(parts, dim=d)
 
+    @spellings
     def norm(self, p=2, axis=None, keepdim: bool = False) -> Tensor:
         """The p-norm over `axis` (all entries when None): p = 2 or "fro" √Σx², p = 1 Σ|x|,
         p = inf max |x|, p = -inf min |x|, other p > 0 (Σ|x|^p)^(1/p).
@@ -92,20 +129,28 @@ class ReductionMixin:
         if p == 1:
             return self.abs().sum(axis, keepdim)
         if p == math.inf:
-            return self.abs().max(axis, keepdim)
+            return self.abs().amax(axis, keepdim)
         if p == -math.inf:
-            return self.abs().min(axis, keepdim)
+            return self.abs().amin(axis, keepdim)
         if isinstance(p, (int, float)) and p > 0:
             return (self.abs() ** p).sum(axis, keepdim) ** (1 / p)
         raise ValueError(f"norm: p must be 'fro', inf, -inf or a number > 0, got {p!r}")
 
-    def var_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
-        """(variance, mean) over `axis`, variance Σ(x - mean)² / (N - correction). The default
-        correction=1 (or unbiased=True) is the unbiased estimate, 0 (unbiased=False) the population's."""
-        c = _correction(correction, unbiased, "var_mean")
-        return self.var(axis, keepdim, correction=c), self.mean(axis, keepdim)
+    @spellings
+    def var_mean(self, axis=None, unbiased=None, keepdim: bool = False, *, correction=None, ddof=None) -> tuple:
+        """(variance, mean) over `axis`, variance Σ(x - mean)² / (N - correction), with var's spellings
+        and default: correction=1 (unbiased=True), the unbiased estimate; 0 (unbiased=False, ddof=0) the
+        population's. PyTorch's positional order (axis, unbiased, keepdim)."""
+        c = correction_of(correction, unbiased, ddof, "var_mean")
+        return self.var(axis, keepdim=keepdim, correction=c), self.mean(axis, keepdim)
 
-    def std_mean(self, axis=None, keepdim: bool = False, correction=None, unbiased=None) -> tuple:
+    @spellings
+    def std_mean(self, axis=None, unbiased=None, keepdim: bool = False, *, correction=None, ddof=None) -> tuple:
         """(standard deviation, mean) over `axis`, with var_mean's correction."""
-        var, mean = self.var_mean(axis, keepdim, correction, unbiased)
+        c = correction_of(correction, unbiased, ddof, "std_mean")
+        var, mean = self.var_mean(axis, keepdim=keepdim, correction=c)
         return var.sqrt(), mean
+
+
+def _kept(shape: tuple, d: int) -> tuple:
+    return shape[:d] + (1,) + shape[d + 1:]

@@ -5,7 +5,13 @@ selection (each a thin call into a primitive of ops.py or a composition of them)
 The rest of Tensor's methods are defined by idea in the modules it inherits from, one mixin class
 each: creation (zeros_like, eye, ...), elementwise_math (sin, clamp, ...), reductions (argmax, norm,
 ...), movement (split, pad, ...), selection (gather, topk, ...), and composites (softmax, layernorm,
-attention, ...: the composite ops, which the fast path may replace by fused ones, dispatch.py).
+attention, ...: the composite ops, which the fast path may replace by fused ones, dispatch.py),
+PyTorch's attributes (size(), device, to, retain_grad, ...: torch_attributes) and PyTorch's arithmetic
+by name, in place too (add_, zero_, normal_, ...: inplace).
+
+Every method that takes an axis accepts PyTorch's `dim=`/`keepdim=` and numpy's `axis=`/`keepdims=`
+(`@spellings`, spelling.py). A dim out of range raises `DimError` (an IndexError, as in PyTorch, and a
+ValueError, as before); shapes that do not fit raise `ShapeError` (a RuntimeError and a ValueError).
 """
 from __future__ import annotations
 
@@ -20,10 +26,14 @@ from tinygrad_like.autograd import backprop
 from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
 from tinygrad_like.elementwise_math import ElementwiseMathMixin
-from tinygrad_like.function import Function, current_scope, no_grad, state
+from tinygrad_like.errors import DimError, ShapeError
+from tinygrad_like.function import Function, current_scope, state
+from tinygrad_like.inplace import InplaceMixin, leaf_error
 from tinygrad_like.movement import MovementMixin
-from tinygrad_like.reductions import ReductionMixin
-from tinygrad_like.selection import SelectionMixin
+from tinygrad_like.reductions import ReductionMixin, correction_of
+from tinygrad_like.selection import SelectionMixin, ValuesIndices
+from tinygrad_like.spelling import spellings
+from tinygrad_like.torch_attributes import TorchAttributesMixin
 
 _made = itertools.count()  # Tensor._seq
 
@@ -32,7 +42,8 @@ def _dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin, SelectionMixin, CompositeMixin):
+class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin, SelectionMixin, CompositeMixin,
+             TorchAttributesMixin, InplaceMixin):
     """An n-dimensional array with reverse-mode autodiff.
 
     >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -40,7 +51,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     array([2., 4., 6.], dtype=float32)
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "name", "scope", "_last_grad", "_seq", "__weakref__")
+    __slots__ = ("_data", "grad", "requires_grad", "_ctx", "name", "scope", "_last_grad", "_seq", "__weakref__")
     __array_priority__ = 1000  # so that numpy_array * tensor calls Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
@@ -57,7 +68,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         if requires_grad and array.dtype.kind != "f":
             raise TypeError(f"Tensor: only floating point tensors can require grad, got dtype {array.dtype} "
                             "(integer tensors hold indices; convert with .float() first if you meant values)")
-        self.data, self.grad, self.requires_grad, self._ctx = array, None, requires_grad, None
+        self._data, self.grad, self.requires_grad, self._ctx = array, None, requires_grad, None
         self.name, self.scope, self._last_grad = name, current_scope(), None
         self._seq = next(_made)  # the order tensors are made in, which backward walks in reverse (autograd.py)
 
@@ -65,7 +76,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def _make(cls, data: np.ndarray, ctx) -> "Tensor":
         """Fast path for op outputs: no conversion, no checks."""
         t = cls.__new__(cls)
-        t.data = data
+        t._data = data
         t.grad = None
         t.requires_grad = ctx is not None
         t._ctx = ctx
@@ -118,13 +129,22 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
 
     # ------------------------------------------------------------ properties
     @property
-    def shape(self) -> tuple: return self.data.shape
+    def data(self) -> np.ndarray:
+        """The numpy array that holds the values. Assigning replaces it: an array as it is, or a
+        Tensor's array (PyTorch's `p.data = t`), so the course's SGD line `p.data += -lr * p.grad`
+        updates p (the Tensor; its new values live in a new array)."""
+        return self._data
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
     @property
-    def dtype(self) -> np.dtype: return self.data.dtype
+    def shape(self) -> tuple: return self._data.shape
     @property
-    def ndim(self) -> int: return self.data.ndim
+    def dtype(self) -> np.dtype: return self._data.dtype
     @property
-    def size(self) -> int: return self.data.size
+    def ndim(self) -> int: return self._data.ndim
     @property
     def T(self) -> "Tensor": return self.permute(*reversed(range(self.ndim)))
 
@@ -209,10 +229,10 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         """self and other as two Tensors of one dtype, by PyTorch's promotion (tinygrad_like/dtypes.py):
         a Python number keeps a float tensor's dtype, an integer tensor meeting a float takes the float's."""
         if isinstance(other, Tensor):
-            if other.data.dtype == self.data.dtype:   # the hot path: no promotion to work out
+            if other._data.dtype == self._data.dtype:   # the hot path: no promotion to work out
                 return self, other
-        elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
-            return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        elif isinstance(other, (int, float)) and self._data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
         if op == "-" and (self.data.dtype == bool or isinstance(other, Tensor) and other.data.dtype == bool):
             raise TypeError(f"-: subtracting with a bool tensor is not supported (as in PyTorch); got {self.dtype} "
                             f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, "
@@ -233,11 +253,15 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def __neg__(self): return ops.Neg.apply(self)
     def __pos__(self): return self
     def __abs__(self): return self.abs()
-    def exp(self): return ops.Exp.apply(self)
-    def log(self): return ops.Log.apply(self)
-    def sqrt(self): return ops.Sqrt.apply(self)
-    def tanh(self): return ops.Tanh.apply(self)
-    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def _floating(self) -> "Tensor":
+        """self, or an integer or bool tensor as float32: float ops of integers give floats, as in PyTorch."""
+        return self if self.data.dtype.kind == "f" else self.cast(dtypes.DEFAULT_FLOAT)
+
+    def exp(self): return ops.Exp.apply(self._floating())
+    def log(self): return ops.Log.apply(self._floating())
+    def sqrt(self): return ops.Sqrt.apply(self._floating())
+    def tanh(self): return ops.Tanh.apply(self._floating())
+    def sigmoid(self): return ops.Sigmoid.apply(self._floating())
     def relu(self): return ops.Relu.apply(self)
     def abs(self): return ops.Abs.apply(self)
     def sign(self) -> "Tensor":
@@ -294,23 +318,14 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
         result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
         `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
-        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name."""
+        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name
+        (unlike the named in-place methods, whose result a caller may drop: see inplace.py)."""
         recording = state.grad_enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
-        if recording:
-            if self.requires_grad and self._ctx is None:
-                raise RuntimeError(f"{name}: a leaf tensor that requires grad cannot be changed in place while "
-                                   "a graph is recorded; update it under `with no_grad():`")
-            return op(self, other)
-        with no_grad():
-            result = op(self, other).data
-        if result.shape != self.shape:
-            raise ValueError(f"{name}: the result's shape {result.shape} is not the tensor's shape {self.shape}")
-        if not np.can_cast(result.dtype, self.dtype, "same_kind"):
-            raise TypeError(f"{name}: the result's dtype {result.dtype} cannot be written into a {self.dtype} tensor")
-        if not self.data.flags.writeable:
-            raise ValueError(f"{name}: this tensor's array is read-only (a broadcast view?); make a copy first")
-        np.copyto(self.data, result, casting="same_kind")
-        return self
+        if not recording:
+            return self._update(name, lambda: op(self, other), other)
+        if self.requires_grad and self._ctx is None:
+            raise leaf_error(name)
+        return op(self, other)
 
     def __iadd__(self, other): return self._inplace(other, Tensor.__add__, "+=")
     def __isub__(self, other): return self._inplace(other, Tensor.__sub__, "-=")
@@ -324,9 +339,9 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         x = a.unsqueeze(0) if a.ndim == 1 else a
         y = other.unsqueeze(-1) if other.ndim == 1 else other
         if x.ndim < 2 or y.ndim < 2:
-            raise ValueError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
+            raise ShapeError(f"matmul: needs at least 1-D operands, got shapes {self.shape} and {other.shape}")
         if x.shape[-1] != y.shape[-2]:
-            raise ValueError(f"matmul: inner dimensions differ: {self.shape} @ {other.shape}")
+            raise ShapeError(f"matmul: inner dimensions differ: {self.shape} @ {other.shape}")
         if x.ndim > 2 and y.ndim == 2:                  # (B, T, k) @ (k, m): one big (B·T, k) @ (k, m) product
             out = ops.Matmul.apply(x.reshape(-1, x.shape[-1]), y).reshape(*x.shape[:-1], y.shape[-1])
         else:
@@ -372,43 +387,96 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         for a in axes:
             if not -max(self.ndim, 1) <= a < max(self.ndim, 1):
-                raise ValueError(f"axis {a} is out of range for a tensor of shape {self.shape}")
+                raise DimError(f"axis {a} is out of range for a tensor of shape {self.shape}")
         if self.ndim == 0:
             return ()    # dim 0 or -1 of a 0-d tensor is the tensor itself, as in PyTorch
         return tuple(sorted(int(a) % self.ndim for a in axes))
 
+    @spellings
     def sum(self, axis=None, keepdim=False, dtype=None):
         """Σ over `axis` (all axes when None). dtype: cast first, e.g. to accumulate float32 in float64."""
         x = self if dtype is None else self.cast(dtype)
         return ops.Sum.apply(x, axis=x._axes(axis), keepdim=keepdim)
 
-    def max(self, axis=None, keepdim=False): return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
-    def min(self, axis=None, keepdim=False): return ops.Min.apply(self, axis=self._axes(axis), keepdim=keepdim)
+    @spellings
+    def amax(self, axis=None, keepdim=False):
+        """The largest entry over `axis` (an int, a tuple, or None for all). Tied entries share the gradient."""
+        return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
 
+    @spellings
+    def amin(self, axis=None, keepdim=False):
+        """The smallest entry over `axis`, like amax."""
+        return ops.Min.apply(self, axis=self._axes(axis), keepdim=keepdim)
+
+    @spellings
+    def max(self, dim=None, keepdim=False, *, axis=None):
+        """Three habits, one name. x.max(): the largest entry. x.max(axis=...) (numpy's, tinygrad's):
+        the values, as amax. x.max(d) or x.max(dim=d) (PyTorch's): the pair (values, indices) along
+        dim d, the index of the first largest entry, which gets the whole gradient (as in PyTorch).
+        x.max(other_tensor) is PyTorch's elementwise maximum."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
+        if dim is None:
+            return self.amax(axis, keepdim)
+        return self._extreme(dim, keepdim, np.argmax, "max")
+
+    @spellings
+    def min(self, dim=None, keepdim=False, *, axis=None):
+        """Like max: x.min(), x.min(axis=...) the values (amin), x.min(d) the pair (values, indices),
+        x.min(other_tensor) the elementwise minimum."""
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return self.amin(axis, keepdim)
+        return self._extreme(dim, keepdim, np.argmin, "min")
+
+    def _extreme(self, dim: int, keepdim: bool, arg, op: str) -> ValuesIndices:
+        """PyTorch's max(dim) / min(dim): values read at the arg index, so the gradient goes to that entry."""
+        if self.ndim == 0:                                        # dim 0 or -1 of a 0-d tensor: itself, index 0
+            self._axes(dim)
+            return ValuesIndices(self, Tensor._make(np.zeros((), dtype=np.int64), None))
+        d = self._dim(dim, op)
+        if self.shape[d] == 0:
+            raise ShapeError(f"{op}: dim {dim} of shape {self.shape} is empty, so it has no {op}imum")
+        index = arg(self.data, axis=d, keepdims=True)
+        values = self.gather(d, index)
+        if not keepdim:
+            values, index = values.squeeze(d), index.squeeze(d)
+        return ValuesIndices(values, Tensor._make(index, None))
+
+    @spellings
     def logsumexp(self, axis=-1, keepdim=False):
         """log Σ exp(x) over `axis`, computed as m + log Σ exp(x − m) with m the (constant) max, so exp
         never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
         subtracted: the row's result is then −inf (or +inf), as in PyTorch."""
-        m = self.max(axis, keepdim=True).detach()
+        m = self.amax(axis, keepdim=True).detach()
         m = Tensor._make(np.where(np.isfinite(m.data), m.data, 0).astype(self.dtype), None)
         out = (self - m).exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.reshape(_reduced_shape(self.shape, self._axes(axis)))
 
     def _count(self, axis) -> int:
         axes = self._axes(axis)
-        return self.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
+        return self.data.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
 
+    @spellings
     def mean(self, axis=None, keepdim=False, dtype=None):
         x = self if dtype is None else self.cast(dtype)
         return x.sum(axis, keepdim) / x._count(axis)
 
-    def var(self, axis=None, keepdim=False, correction=1):
-        """Σ(x - mean)² / (N - correction): correction=1 is the unbiased estimate, 0 the population variance."""
+    @spellings
+    def var(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
+        """Σ(x - mean)² / (N - correction) over `axis`. The default is the unbiased estimate, correction=1,
+        for every spelling (PyTorch's and tinygrad's default; numpy's var defaults to ddof=0). correction=0,
+        unbiased=False or ddof=0 give the population variance; pass one of the three. The positional order
+        is PyTorch's: x.var(0, False) is unbiased=False, as in PyTorch (keepdim comes third)."""
+        c = correction_of(correction, unbiased, ddof, "var")
         centered = self - self.mean(axis, keepdim=True)
-        return (centered * centered).sum(axis, keepdim) / max(self._count(axis) - correction, 0)
+        return (centered * centered).sum(axis, keepdim) / max(self._count(axis) - c, 0)
 
-    def std(self, axis=None, keepdim=False, correction=1):
-        return self.var(axis, keepdim, correction).sqrt()
+    @spellings
+    def std(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
+        """√var, with var's correction (unbiased by default)."""
+        return self.var(axis, keepdim=keepdim, correction=correction_of(correction, unbiased, ddof, "std")).sqrt()
 
     # ------------------------------------------------------------ movement ops
     def reshape(self, *shape):
@@ -421,7 +489,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         """`dim` in [-n, n), n = ndim + extra, as an index >= 0. Out of range is an error, not a silent wrap."""
         n = self.ndim + extra
         if not -n <= dim < n:
-            raise ValueError(f"{op}: dim {dim} is out of range for a tensor of shape {self.shape}")
+            raise DimError(f"{op}: dim {dim} is out of range for a tensor of shape {self.shape}")
         return dim % n
 
     def permute(self, *order):
@@ -442,15 +510,18 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         return self if shape == self.shape else ops.Expand.apply(self, shape=shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
+        """Axes start_dim..end_dim (both included) merged into one: (2, 3, 4).flatten(1) is (2, 12)."""
         if self.ndim == 0:
             return self.reshape(1)
         start, end = self._dim(start_dim, "flatten"), self._dim(end_dim, "flatten")
         return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
 
+    @spellings
     def unsqueeze(self, dim):
         dim = self._dim(dim, "unsqueeze", extra=1)
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
+    @spellings
     def squeeze(self, dim=None):
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
@@ -467,6 +538,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             raise IndexError(f"getitem: {e} (tensor shape {self.shape})") from None
 
     @staticmethod
+    @spellings
     def cat(*tensors, dim=0):
         """Join tensors along an existing axis: cat(a (2,3), b (4,3)) is (6,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
@@ -474,10 +546,11 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         axis = first._dim(dim, "cat")
         for t in tensors[1:]:
             if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis):
-                raise ValueError(f"cat: shapes {first.shape} and {t.shape} differ outside dim {dim}")
+                raise ShapeError(f"cat: shapes {first.shape} and {t.shape} differ outside dim {dim}")
         return ops.Cat.apply(*tensors, axis=axis)
 
     @staticmethod
+    @spellings
     def stack(*tensors, dim=0):
         """Join same-shaped tensors along a new axis: stack of three (2,3) is (3,2,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
@@ -485,7 +558,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         first._dim(dim, "stack", extra=1)
         for t in tensors[1:]:
             if t.shape != first.shape:
-                raise ValueError(f"stack: shapes {first.shape} and {t.shape} differ")
+                raise ShapeError(f"stack: shapes {first.shape} and {t.shape} differ")
         return Tensor.cat(*[t.unsqueeze(dim) for t in tensors], dim=dim)
 
     # ------------------------------------------------------------ selection
@@ -512,7 +585,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             raise RuntimeError("backward: this tensor does not require grad (no input had requires_grad=True, "
                                "or it was computed under no_grad())")
         if gradient is None:
-            if self.size != 1:
+            if self.data.size != 1:
                 raise RuntimeError(f"backward: output of shape {self.shape} is not a scalar; reduce it first "
                                    "(e.g. .sum()) or pass gradient= with the same shape")
             gradient = Tensor._make(np.ones_like(self.data), None)
@@ -571,7 +644,7 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
         if not out.requires_grad:
             raise RuntimeError("grad: an output does not require grad")
         if g is None:
-            if out.size != 1:
+            if out.data.size != 1:
                 raise RuntimeError(f"grad: output of shape {out.shape} is not a scalar; pass grad_outputs")
             g = Tensor._make(np.ones_like(out.data), None)
         seeds.append(_as_gradient(g, out))

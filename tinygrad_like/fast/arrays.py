@@ -39,7 +39,7 @@ def keep_dot(a, b):
 
 def rows_sum(a):
     """Σ over every axis but the last, (..., n) -> (n,): a bias gradient. For arrays a product with
-    ones, which BLAS does 2-4x faster than numpy's sum over axis 0."""
+    ones, which BLAS does faster than numpy's sum over axis 0 (benchmarks/bench_ops.py)."""
     if isinstance(a, np.ndarray):
         return constant("ones", a.size // a.shape[-1], a.dtype) @ a.reshape(-1, a.shape[-1])
     return a.reshape(-1, a.shape[-1]).sum(0)
@@ -47,15 +47,15 @@ def rows_sum(a):
 
 def array_sum(a: np.ndarray, axis: int) -> np.ndarray:
     """a.sum(axis, keepdims=True). Along the last axis as a product with a vector of ones: BLAS does
-    it 4-5x faster than numpy's reduction over short rows (numpy 2.4; benchmarks/bench_ops.py)."""
+    it faster than numpy's reduction over short rows (benchmarks/bench_ops.py)."""
     if axis in (-1, a.ndim - 1) and a.ndim:
         return a @ constant("ones", a.shape[-1], a.dtype)[:, None]
     return a.sum(axis, keepdims=True)
 
 
 def array_max(a: np.ndarray, axis: int) -> np.ndarray:
-    """a.max(axis, keepdims=True), read out at the argmax: numpy's argmax is 2-4x faster than its max
-    over short rows (numpy 2.4; benchmarks/bench_ops.py). A NaN is found by both alike. Along the
+    """a.max(axis, keepdims=True), read out at the argmax: numpy's argmax is faster than its max
+    over short rows (benchmarks/bench_ops.py). A NaN is found by both alike. Along the
     last axis of a contiguous array, the argmax of each row is turned into a flat index by hand,
     which costs less than take_along_axis."""
     if axis not in (-1, a.ndim - 1) or not a.flags.c_contiguous or a.size == 0:

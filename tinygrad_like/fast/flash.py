@@ -6,8 +6,7 @@ forward and backward walk them about eight times: through main memory, each time
 in tiles: a few batch entries × a few query rows × a span of keys, sized so that one tile of scores
 takes half of the L2 cache (`l2_bytes`). A tile's scores are made, used and dropped while they are
 still in cache, or nearly: backward holds two tile-sized arrays, p and ds, and so fills L2, but halving
-the tiles doubles the numpy calls, which cost more than that (measured at B=16, 4 heads, T=128:
-2 threads 7.1 -> 6.0 ms; 1 thread the same).
+the tiles doubles the numpy calls, which cost more than that (benchmarks/bench_ops.py).
 
 Forward, per query tile, over its key spans, keeping a running row max m, sum l (`row_sum`) and output acc
 (the online softmax; one span, the usual case up to T of several hundred, needs no rescaling):
@@ -57,7 +56,7 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
     one batch entry alone need more), with at least one chunk per thread of the pool. Query tiles have 32
     rows: the smaller the tile, the more of a causal triangle is skipped, but below 32 rows the calls
-    and row-by-row steps cost more than that saves (measured at B=16, 4 heads, T=128). Key spans are as
+    and row-by-row steps cost more than that saves. Key spans are as
     wide as the rest of the budget allows, all keys when they fit."""
     budget = TILE_BYTES or l2_bytes() // 2
     per_pair = max(1, math.prod(batch[1:]) * itemsize)                             # bytes of one score, all heads
@@ -80,15 +79,15 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     unit = min(span, QUERY_TILE or max(tq, 32))
     starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
     dead = [[False] * len(starts)] * len(rows)
-    free = [[True] * len(starts)] * len(rows)
+    unmasked = [[True] * len(starts)] * len(rows)   # the mask is 0 throughout the unit
     if mask is not None and Tk and Tq:
         axes = tuple(range(mask.ndim - 2))                                        # over batch entries too
         per_tile = lambda keep: np.logical_and.reduceat(np.logical_and.reduceat(keep, starts, 1), rows, 0).tolist()
-        dead, free = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
+        dead, unmasked = per_tile((mask == -np.inf).all(axes)), per_tile((mask == 0).all(axes))
     tiles = []
     for i, a in enumerate(rows.tolist()):
         spans = []
-        for c, gone, zero in zip(starts.tolist(), dead[i], free[i]):
+        for c, gone, zero in zip(starts.tolist(), dead[i], unmasked[i]):
             if gone:
                 continue
             d = min(c + unit, Tk)
@@ -128,9 +127,8 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
 
 def _scaled(q, k, scale):
     """(q', k'ᵀ) with q' k'ᵀ = q kᵀ·scale. The scale goes into a contiguous copy of kᵀ: BLAS multiplies
-    by a contiguous one at full speed, by a transposed view at about 60% (measured for 64×32 @ 32×128
-    in float32). For a few query rows (decoding with a KV cache) that copy would cost more than it
-    saves: then the scale goes into q and kᵀ stays a view."""
+    by a contiguous one faster than by a transposed view. For a few query rows (decoding with a KV
+    cache) that copy would cost more than it saves: then the scale goes into q and kᵀ stays a view."""
     if q.shape[-2] < 16:
         return q * scale, np.swapaxes(k, -1, -2)
     kT = np.empty(k.shape[:-2] + k.shape[:-3:-1], np.result_type(k, scale))

@@ -117,9 +117,9 @@ def softmax_shift(x_rows: np.ndarray):
     """What softmax subtracts from rows (r, n) before exp, so that no exp overflows: each row's max
     (r, 1); or, when the whole piece spans at most SHIFT_RANGE, the piece's max, one number for
     every row. Softmax is the same under any shift of a row, and then every exp(x − shift) lies in
-    [e^-8, 1], neither overflowing nor near underflow. Two fast reductions and a subtraction of
-    one number cost a third of a max per short row and a subtraction broadcast over rows (measured,
-    numpy 2.4, rows of 128). A NaN or an infinity (a −inf mask) fails the test: rows it is."""
+    [e^-8, 1], neither overflowing nor near underflow. Two whole-piece reductions and a subtraction of
+    one number cost less than a max per short row and a subtraction broadcast over rows. A NaN or an
+    infinity (a −inf mask) fails the test: rows it is."""
     if x_rows.size == 0:
         return array_max(x_rows, -1)
     hi, lo = x_rows.max(), x_rows.min()
@@ -331,8 +331,7 @@ class Gelu(Fused):
     Backward: dy/dx = ½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²), recomputed from x in
     backward rather than saved (one array less held per layer between forward and backward).
     Both run on cache-sized pieces (memory.pieces), written into the output; on the thread pool the
-    pieces are cut into one run per thread (pool.run_in_runs; 2 threads: forward+backward at (16, 128, 512)
-    3.2 -> 2.4 ms, a small-config step 3-10% faster, benchmarks/bench_threads.py).
+    pieces are cut into one run per thread (pool.run_in_runs; benchmarks/bench_threads.py).
     """
     composite = "gelu"
 

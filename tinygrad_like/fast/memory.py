@@ -29,8 +29,7 @@ def tune_malloc(mmap_threshold: int = 1 << 30, trim_threshold: int = 1 << 30) ->
 def pieces(*arrays, size: int = 1 << 16):
     """Matching pieces of same-shaped arrays, `size` elements each, for a chain of elementwise steps
     written in place: a dozen passes over a piece that stays in the CPU cache beat a dozen passes over
-    arrays that do not (AdamW on 10.6M floats 19.5 -> 12.9 ms; GELU's backward on (2048, 1536)
-    5.8 -> 3.6 ms, measured). Arrays up to `size` elements, or not contiguous, come back whole."""
+    arrays that do not (AdamW, GELU). Arrays up to `size` elements, or not contiguous, come back whole."""
     if arrays[0].size <= size or not all(a.flags.c_contiguous for a in arrays):
         yield arrays
         return

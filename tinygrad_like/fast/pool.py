@@ -6,14 +6,16 @@ attention shares out chunks of batch entries (flash.py), and GELU runs of its ca
 (`run_in_runs`).
 
 While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
-the only source of threads. BLAS's own threads would otherwise stay awake between products, spinning on the
-cores the pool wants: on 2 cores, the small config's attention took 45 ms per step with OpenBLAS's 2
-threads beside the pool and 24 ms with the products shared out here (benchmarks/bench_threads.py).
+the only source of threads: BLAS's own threads would otherwise stay awake between products, spinning on the
+cores the pool wants (benchmarks/bench_threads.py measures both).
 
 The thread count: `tinygrad_like.set_num_threads(n)`, or the environment variable TINYGRAD_LIKE_NUM_THREADS
-read at import; 1 by default (inline, no pool, BLAS left as it is). A job smaller than MIN_BYTES of attention
-scores, or MIN_FLOPS of a product, gets one thread whatever the count (`threads_for`): handing items to a
-thread and back, and the GIL passing between the two, then costs more than the second core gives.
+read at import; 1 by default (inline, no pool, BLAS left as it is). Importing changes nothing: BLAS is
+held when set_num_threads asks for more than one thread, or when the pool first shares out work.
+
+A job smaller than MIN_BYTES of attention scores, or MIN_FLOPS of a product, gets one thread whatever the
+count (`threads_for`): handing items to a thread and back, and the GIL passing between the two, then costs
+more than the second core gives.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 
 def _threads_from_env() -> int:
@@ -32,11 +35,8 @@ def _threads_from_env() -> int:
 
 
 _threads = _threads_from_env()
-# Attention forward+backward, one thread vs two (2 cores, OpenBLAS 2 threads): scores of 64 KB (the tiny
-# benchmark config) 0.34 vs 1.17 ms, 256 KB 0.74 vs 1.41 ms, 1 MB 4.5 vs 3.8 ms, 4 MB 11.6 vs 9.6 ms.
-MIN_BYTES = 512 << 10
-# A product of 16 MFLOP takes ~0.17 ms on one thread at ~95 GFLOP/s; handing half of it over costs ~0.02-0.05.
-MIN_FLOPS = 16 << 20
+MIN_BYTES = 512 << 10   # attention scores below this run on one thread (benchmarks/bench_threads.py)
+MIN_FLOPS = 16 << 20    # products below this run on one thread: handing half over would cost more than it gives
 _executor: ThreadPoolExecutor | None = None
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
 
@@ -126,12 +126,7 @@ def _hold_blas() -> None:
     """Hold numpy's BLAS to one thread (once), the pool having more."""
     global _blas_hold
     if _blas_hold is None:
-        from threadpoolctl import threadpool_limits
         _blas_hold = threadpool_limits(limits=1, user_api="blas")
-
-
-if _threads > 1:
-    _hold_blas()
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,0 +1,166 @@
+"""PyTorch's Tensor attributes and conversions, so that a learner's PyTorch code reads our tensors:
+`size()`, `dim()`, `ndimension()`, `device`, `to(...)`, `cpu()`, `type(...)`, `is_leaf`, `grad_fn`,
+`requires_grad_()`, `retain_grad()` and `mT`.
+
+The engine has one device, the CPU, and one memory: `to("cpu")` and `cpu()` return the tensor itself,
+`to(dtype)` casts (a differentiable Cast, as in PyTorch), and asking for CUDA or MPS says the engine
+runs on the CPU. `size()` returns a `Size` (a tuple, as torch.Size is) and `size(d)` one length; numpy's
+count of entries is `numel()`. Tensor inherits these from `TorchAttributesMixin`.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tinygrad_like import autograd
+from tinygrad_like.errors import ShapeError
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
+
+
+class Size(tuple):
+    """A shape, as PyTorch's torch.Size: a tuple of ints that also counts its entries."""
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __repr__(self):
+        return f"Size({list(self)})"
+
+
+class Device:
+    """The device a tensor lives on: always the CPU. device("cpu") and device("cpu:0") are it;
+    any other (cuda, mps, ...) is an error that says so, instead of a silent fallback."""
+
+    __slots__ = ()
+    type, index = "cpu", None
+
+    def __new__(cls, spec="cpu", index=None):
+        name = spec.type if isinstance(spec, Device) else str(spec)
+        if name.split(":")[0] != "cpu":
+            raise RuntimeError(f"device {name!r}: tinygrad_like runs on the CPU only (numpy); "
+                               "use 'cpu', or leave the device out")
+        return CPU
+
+    def __repr__(self): return "device(type='cpu')"
+    def __str__(self): return "cpu"
+    def __eq__(self, other): return isinstance(other, Device) or (isinstance(other, str) and is_device(other))
+    def __hash__(self): return hash("cpu")
+
+
+CPU = object.__new__(Device)
+
+# PyTorch's legacy tensor type names, for `type()`
+_TYPE_NAMES = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double", np.dtype(np.float16): "Half",
+               np.dtype(np.int64): "Long", np.dtype(np.int32): "Int", np.dtype(np.int16): "Short",
+               np.dtype(np.int8): "Char", np.dtype(np.uint8): "Byte", np.dtype(bool): "Bool"}
+
+
+def is_device(spec) -> bool:
+    """Does `spec` name a device (rather than a dtype)? "cpu", "cuda:0", "mps", a Device."""
+    return isinstance(spec, Device) or (isinstance(spec, str) and spec.split(":")[0] in
+                                        ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "vulkan"))
+
+
+def _as_dtype(spec) -> np.dtype:
+    if isinstance(spec, str) and spec.startswith("torch.") and spec.endswith("Tensor"):
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if spec[6:-6] in names:
+            return names[spec[6:-6]]
+    try:
+        return np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"{spec!r} is not a dtype the engine knows (bool, integers, float32, float64)") from None
+
+
+class TorchAttributesMixin:
+    """PyTorch's names for what a tensor is and where it lives."""
+
+    __slots__ = ()
+
+    def size(self, dim=None):
+        """The shape as a `Size` (a tuple), or with `dim` the length of that one axis (negative counts
+        from the end). numpy's `.size`, the count of entries, is `numel()`."""
+        if dim is None:
+            return Size(self.shape)
+        return self.shape[self._dim(dim, "size")]
+
+    def dim(self) -> int:
+        """The number of axes (numpy's and tinygrad's `ndim`)."""
+        return self.data.ndim
+
+    ndimension = dim
+
+    @property
+    def device(self) -> Device:
+        return CPU
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless an op computed this tensor from tensors that require grad: the parameters and
+        inputs of a graph, and every tensor made with no gradient wanted, as in PyTorch."""
+        return self._ctx is None
+
+    @property
+    def grad_fn(self):
+        """The op (a Function) whose backward rule reaches this tensor's inputs; None on a leaf."""
+        return self._ctx
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped: (..., n, m) -> (..., m, n)."""
+        if self.ndim < 2:
+            raise ShapeError(f"mT: needs a tensor of at least 2 dimensions, got shape {self.shape}")
+        return self.transpose(-2, -1)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None) -> Tensor:
+        """PyTorch's conversions: to(dtype), to("cpu"), to(device, dtype), to(other) (other's dtype),
+        to(dtype=..., device=...). The same tensor when nothing changes (unless copy=True); a cast is
+        differentiable. Any device but the CPU is an error."""
+        for a in args:
+            if is_device(a):
+                device = a
+            elif isinstance(a, type(self)):                      # another Tensor: its dtype (and device)
+                dtype = a.dtype
+            elif dtype is None:
+                dtype = a
+            else:
+                raise TypeError(f"to: unexpected argument {a!r} (pass a dtype, a device or a tensor)")
+        if device is not None:
+            Device(device)                                       # the CPU, or an error that says so
+        out = self if dtype is None else self.cast(_as_dtype(dtype))
+        return out.clone() if copy and out is self else out
+
+    def type(self, dtype=None):
+        """Without an argument, PyTorch's type name ('torch.FloatTensor'); with a dtype (or a name
+        like 'torch.DoubleTensor'), this tensor cast to it."""
+        if dtype is None:
+            return f"torch.{_TYPE_NAMES.get(self.dtype, str(self.dtype))}Tensor"
+        return self.cast(_as_dtype(dtype))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Ask (or stop asking) for this leaf's gradient, in place; returns the tensor."""
+        if not requires_grad and self._ctx is not None:
+            raise RuntimeError("requires_grad_: this tensor is not a leaf (an op computed it from tensors that "
+                               "require grad), so its flag cannot be switched off; use .detach() for a copy "
+                               "outside the graph")
+        if requires_grad and self.dtype.kind != "f":
+            raise TypeError(f"requires_grad_: only floating point tensors can require grad, got dtype {self.dtype} "
+                            "(convert with .float() first)")
+        self.requires_grad = bool(requires_grad) or self._ctx is not None
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this intermediate tensor's gradient in `.grad` after backward (a leaf keeps it anyway),
+        accumulated over backward calls like a leaf's, so a hand-derived gradient can be compared with
+        the engine's."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: this tensor does not require grad, so it gets no gradient to keep")
+        if self._ctx is not None:
+            autograd.retain(self)
