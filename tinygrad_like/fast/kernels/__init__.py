@@ -2,7 +2,8 @@
 
 arrays.py: the array functions the fused ops call (numpy arrays in and out); numba_rows.py: the kernels
 in numba; rows.c and c_build.py: the kernels in C, built with the system compiler at first use;
-first_use.py: compiles (or loads from the cache) every kernel of a dtype at once, and says so.
+first_use.py: compiles (or loads from the cache) every kernel of a dtype at once, and says so;
+switch.py: which kernels run (TINYGRAD_LIKE_KERNELS).
 A fused op asks `compiled(body, *arrays)` for the function to run: the kernel standing in for its numpy
 body, or the body.
 
@@ -17,34 +18,10 @@ import os
 
 import numpy as np
 
+from tinygrad_like.fast.kernels import arrays as kernel_arrays
+from tinygrad_like.fast.kernels.switch import choice, numba_importable, variant
+
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-@functools.lru_cache(maxsize=1)
-def numba_importable() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def choice() -> str:
-    """TINYGRAD_LIKE_KERNELS as "off", "numba", "c" or "" (each op's kept variant); a clear error otherwise."""
-    value = os.environ.get("TINYGRAD_LIKE_KERNELS", "").strip().lower()
-    value = "off" if value in ("0", "off", "no", "false") else "" if value in ("1", "on", "yes", "true") else value
-    if value not in ("", "off", "numba", "c"):
-        raise ValueError(f"TINYGRAD_LIKE_KERNELS must be on, off, numba or c, got {value!r}")
-    return value
-
-
-def variant(op: str) -> str | None:
-    """The variant forced for op by TINYGRAD_LIKE_KERNELS (None: the kept one; "numba" for ops without C)."""
-    from tinygrad_like.fast.kernels.arrays import C_OPS
-    forced = choice()
-    if forced == "c" and op not in C_OPS:
-        return "numba"
-    return forced or None
 
 
 def ready(dtype) -> bool:
@@ -52,8 +29,8 @@ def ready(dtype) -> bool:
     dtype is float32 or float64 (compiled, or loaded from the cache, on the first call for the dtype)."""
     if np.dtype(dtype) not in DTYPES or choice() == "off" or not numba_importable():
         return False
-    from tinygrad_like.fast.kernels.first_use import prepare
-    return prepare(np.dtype(dtype))
+    import tinygrad_like.fast.kernels.first_use as first_use  # loads numba: only when it imports
+    return first_use.prepare(np.dtype(dtype))
 
 
 def compiled(body, *arrays):
@@ -79,7 +56,6 @@ _chosen: dict = {}  # (body, dtype, TINYGRAD_LIKE_KERNELS) -> the function compi
 def _choose(body, dtype):
     if not ready(dtype):
         return body
-    from tinygrad_like.fast.kernels import arrays as kernel_arrays
     fn = getattr(kernel_arrays, body.__name__)
     forced = variant(body.__name__.rsplit("_", 1)[0])
     return fn if forced is None else functools.partial(fn, variant=forced)

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from tinygrad_like.fast import pool
+from tinygrad_like.fast.kernels import c_build
 
 C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu"}  # the ops rows.c has
 KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
@@ -50,11 +51,10 @@ def variant_for(op: str, variant: str | None) -> str:
 def kernel(name: str, variant: str, dtype: np.dtype):
     """The kernel `name` of a variant as a Python function of (arrays and scalars..., lo, hi)."""
     if variant == "numba":
-        from tinygrad_like.fast.kernels import numba_rows
+        import tinygrad_like.fast.kernels.numba_rows as numba_rows  # loads numba: only when it is asked for
         return getattr(numba_rows, name)
     lib = c_library()
     if lib is None:
-        from tinygrad_like.fast.kernels import c_build
         raise RuntimeError(f"kernels: the C variant of {name} is not available: {c_build.reason()}")
     kinds, rows = C_ARGS[name]
     scalar = ctypes.c_float if dtype == np.float32 else ctypes.c_double
@@ -70,7 +70,6 @@ def kernel(name: str, variant: str, dtype: np.dtype):
 
 
 def c_library():
-    from tinygrad_like.fast.kernels import c_build
     return c_build.library()
 
 

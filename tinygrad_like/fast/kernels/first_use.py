@@ -15,12 +15,14 @@ import time
 
 import numpy as np
 
+from tinygrad_like.fast.kernels import arrays, c_build, numba_rows
+from tinygrad_like.fast.kernels.switch import variant
+
 
 @functools.lru_cache(maxsize=None)
 def prepare(dtype: np.dtype) -> bool:
     """Compile (or load) every kernel the ops use for `dtype`; False, with one line on stderr, if the
     kernels do not work here (then the numpy bodies run)."""
-    from tinygrad_like.fast.kernels import arrays, c_build, numba_rows
     start = time.perf_counter()
     built = not c_build.library_built() and c_build.compiler() is not None
     c_ready = threading.Thread(target=c_build.library, daemon=True)   # the compiler runs beside numba's
@@ -45,7 +47,6 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     """Every array function an op of the engine uses once, on tiny inputs of dtype, with the variant each
     op will use (those of RMSNorm, SiLU and SwiGLU, which no fused op uses yet, compile at their first
     call): numba's first, while rows.c may still be compiling (the thread c_ready), then the others."""
-    from tinygrad_like.fast.kernels import variant
     x = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
     w, t = np.ones(3, dtype), np.zeros(2, np.int64)
     y, xhat, rstd = arrays.layernorm_forward(x, w, w, 1e-5, variant("layernorm"))
