@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import record  # noqa: E402
+from bench_kernels import SHAPES  # noqa: E402
 from bench_train import CONFIGS  # noqa: E402
 
 README = HERE.parent / "README.md"
@@ -117,6 +118,22 @@ def bench_ops(data: dict) -> str:
     return header(data) + "\n" + text
 
 
+KERNEL_KINDS = {"numpy": "numpy bodies", "fast": "with the fast extra", "numba": "numba kernel", "c": "C kernel",
+                "torch": "PyTorch"}
+
+
+def bench_kernels(data: dict) -> str:
+    """Each elementwise op forward+backward: the numpy bodies, with the fast extra, each kernel alone, PyTorch;
+    one table per setting (every core in wall time, one thread in CPU time)."""
+    text = ""
+    for label, summary in data["runs"].items():
+        kinds = [k for k in KERNEL_KINDS if any(k in row for row in summary.values())]
+        rows = [[f"{op.replace('_', '-')} {SHAPES.get(op, '')}", *(ms(row[k]) if row.get(k) else "-" for k in kinds),
+                 ratio(row.get("fast"), row.get("torch"))] for op, row in summary.items()]
+        text += f"\n{label}, ms:\n\n" + table(["op", *(KERNEL_KINDS[k] for k in kinds), "fast / PyTorch"], rows)
+    return header(data) + text
+
+
 def bench_threads(data: dict) -> str:
     """Each kind of work on 1 and 2 threads, its share of a 1-thread step, and Amdahl's estimate."""
     r = next(iter(data["runs"].values()))
@@ -172,8 +189,8 @@ def bench_facade(data: dict) -> str:
                            + table(["", "PyTorch", "engine via tinygrad_like.torch", "engine / PyTorch"], rows))
 
 
-RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_threads, bench_generate, train_gpt_torch,
-                                  bench_facade)}
+RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_kernels, bench_threads, bench_generate,
+                                  train_gpt_torch, bench_facade)}
 
 
 def regenerate(text: str, folder: Path = record.RESULTS) -> str:

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like.fast.kernels import compiled
 from tinygrad_like.fast.memory import pieces
 
 
@@ -282,25 +283,34 @@ class Adam(Optimizer):
             state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
         state["step"] += 1
         t = state["step"]
-        step_size, v_scale = lr / (1 - beta1 ** t), 1 / math.sqrt(1 - beta2 ** t)
-        for p, g, m, v in pieces(param, grad, state["exp_avg"], state["exp_avg_sq"]):  # cache-sized, see memory.py
-            if wd != 0 and self._decoupled:
-                p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
-            elif wd != 0:
-                g = g + wd * p
-            scratch = np.multiply(g, 1 - beta1)
-            m *= beta1
-            m += scratch                                  # m ← β₁m + (1−β₁)g
-            np.multiply(g, g, out=scratch)
-            scratch *= 1 - beta2
-            v *= beta2
-            v += scratch                                  # v ← β₂v + (1−β₂)g²
-            np.sqrt(v, out=scratch)
-            scratch *= v_scale
-            scratch += eps                                # √v/√(1−β₂ᵗ) + ε
-            np.divide(m, scratch, out=scratch)
-            scratch *= step_size
-            p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
+        arrays = (param, grad, state["exp_avg"], state["exp_avg_sq"])
+        compiled(adam_update, *arrays)(*arrays, lr, beta1, beta2, eps, wd, self._decoupled, t)
+
+
+def adam_update(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, lr: float,
+                beta1: float, beta2: float, eps: float, wd: float, decoupled: bool, t: int) -> None:
+    """Adam's step t (AdamW's when decoupled) on the arrays param, exp_avg and exp_avg_sq in place, given
+    grad, in cache-sized pieces (memory.py); with the `fast` extra a one-pass kernel stands in for it
+    (fast/kernels/arrays.adam_update, the same arithmetic)."""
+    step_size, v_scale = lr / (1 - beta1 ** t), 1 / math.sqrt(1 - beta2 ** t)
+    for p, g, m, v in pieces(param, grad, exp_avg, exp_avg_sq):
+        if wd != 0 and decoupled:
+            p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
+        elif wd != 0:
+            g = g + wd * p
+        scratch = np.multiply(g, 1 - beta1)
+        m *= beta1
+        m += scratch                                  # m ← β₁m + (1−β₁)g
+        np.multiply(g, g, out=scratch)
+        scratch *= 1 - beta2
+        v *= beta2
+        v += scratch                                  # v ← β₂v + (1−β₂)g²
+        np.sqrt(v, out=scratch)
+        scratch *= v_scale
+        scratch += eps                                # √v/√(1−β₂ᵗ) + ε
+        np.divide(m, scratch, out=scratch)
+        scratch *= step_size
+        p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
 
 
 class AdamW(Adam):

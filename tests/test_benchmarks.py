@@ -73,6 +73,18 @@ def test_bench_threads_estimate_is_amdahls_law():
     assert on_paper({"matmul": 50.0, "other": 50.0}, {"matmul": (3.0, 2.0)}, 2) == pytest.approx(100 / (50 + 50 / 1.5))
 
 
+def test_bench_kernels_times_each_op_with_and_without_the_kernels():
+    pytest.importorskip("numba")
+    rows = load("bench_kernels").main(["--rounds", "1", "--op-repeats", "1", "--threads", "1", "--kinds",
+                                       "numpy,fast,c"])
+    assert set(rows) == {"gelu", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "log_softmax",
+                         "cross_entropy", "adamw"}
+    assert all(r["numpy"] > 0 and r["fast"] > 0 for r in rows.values())
+    from tinygrad_like.fast.kernels import c_build
+    if c_build.library() is not None:
+        assert rows["gelu"]["c"] > 0 and rows["layernorm"]["c"] is None        # rows.c has no LayerNorm
+
+
 def test_bench_revisions_times_both_trees_alternated_and_divides_after_by_before(capsys):
     rows = load("bench_revisions").main(["HEAD", "HEAD", "--configs", "tiny", "--threads", "1", "--rounds", "1",
                                          "--steps", "2", "--warmup", "1"])

@@ -15,7 +15,10 @@ derivative; when the backward pass is itself recorded (create_graph=True) they a
 inputs with differentiable ops instead (`saved_or_rebuilt`).
 
 The array work of each op sits in named functions of numpy arrays (`layernorm_forward`, ...), so that
-a compiled kernel can take the place of one without touching the op around it (docs/engine.md).
+a compiled kernel can take the place of one without touching the op around it (docs/engine.md): with
+the `fast` extra, `compiled(body, *arrays)` hands back the kernel of fast/kernels/ standing in for the
+body (tests/test_kernels.py proves kernel, body and composite equal), else the body. A recorded
+(create_graph) backward never runs a kernel: it is Tensor ops.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import numpy as np
 from tinygrad_like.composites import GELU_C, attention_softmax, causal_mask, join_heads, split_heads, swap_12
 from tinygrad_like.fast import flash, pool
 from tinygrad_like.fast.arrays import array_max, array_sum, constant, keep_dot, keep_sum, rows_sum, swap_last
+from tinygrad_like.fast.kernels import compiled
 from tinygrad_like.fast.memory import pieces, row_pieces
 from tinygrad_like.function import Function, state
 from tinygrad_like.ops import ScatterAdd, unbroadcast
@@ -133,12 +137,12 @@ class Softmax(Fused):
 
     def forward(self, x, axis):
         self.axis = axis
-        return softmax_forward(x) if axis in (-1, x.ndim - 1) else _softmax(x, axis)
+        return compiled(softmax_forward, x)(x) if axis in (-1, x.ndim - 1) else _softmax(x, axis)
 
     def backward(self, grad, out):
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
-        return Tensor._make(softmax_backward(grad.data, out.data), None)
+        return Tensor._make(compiled(softmax_backward, grad.data, out.data)(grad.data, out.data), None)
 
 
 def softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -174,7 +178,7 @@ class LogSoftmax(Fused):
     def forward(self, x, axis):
         self.axis = axis
         if axis in (-1, x.ndim - 1):
-            return log_softmax_forward(x)
+            return compiled(log_softmax_forward, x)(x)
         shifted = x - array_max(x, axis)
         return shifted - np.log(array_sum(np.exp(shifted), axis))
 
@@ -182,7 +186,7 @@ class LogSoftmax(Fused):
         exp = lambda a: np.exp(a) if isinstance(a, np.ndarray) else a.exp()
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
-        return Tensor._make(log_softmax_backward(grad.data, out.data), None)
+        return Tensor._make(compiled(log_softmax_backward, grad.data, out.data)(grad.data, out.data), None)
 
 
 def log_softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -231,7 +235,7 @@ class LayerNorm(Fused):
 
     def forward(self, x, w=None, b=None, eps=1e-5):
         self.eps = eps
-        y, xhat, self.rstd = layernorm_forward(x, w, b, eps)
+        y, xhat, self.rstd = compiled(layernorm_forward, x, w, b)(x, w, b, eps)
         if w is not None:
             self.xhat = xhat
         return y
@@ -240,8 +244,8 @@ class LayerNorm(Fused):
         x, *affine = self.parents
         need = [p.requires_grad for p in self.parents]
         if not state.grad_enabled:
-            grads = layernorm_backward(grad.data, self.xhat if affine else out.data, self.rstd,
-                                       affine[0].data if affine else None, need)
+            arrays = (grad.data, self.xhat if affine else out.data, self.rstd, affine[0].data if affine else None)
+            grads = compiled(layernorm_backward, *arrays)(*arrays, need)
             if not affine:
                 return Tensor._make(grads, None)
             return tuple(None if a is None else Tensor._make(a, None) for a in grads)
@@ -335,13 +339,13 @@ class Gelu(Fused):
     def from_composite(x): return Gelu.apply(x)
 
     def forward(self, x):
-        return gelu_forward(x)
+        return compiled(gelu_forward, x)(x)
 
     def backward(self, grad, out):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
-        return Tensor._make(gelu_backward(grad.data, x.data), None)
+        return Tensor._make(compiled(gelu_backward, grad.data, x.data)(grad.data, x.data), None)
 
 
 def gelu_forward(x: np.ndarray) -> np.ndarray:
@@ -421,24 +425,7 @@ class CrossEntropy(Fused):
         self.rows, self.targets, self.reduction, self.smoothing = rows, targets, reduction, label_smoothing
         self.every_row = len(rows) == logits.shape[0]
         x = np.ascontiguousarray(logits if self.every_row else logits[rows])  # (M, C)
-        self.probs = np.empty(x.shape, x.dtype)
-        shift, log_sums = np.empty((2, len(rows), 1), x.dtype)               # m, log Σ exp(x − m)
-        mean_shifted = np.empty((len(rows), 1), x.dtype) if label_smoothing else None
-        for x_rows, p_rows, m, log_sum, *mean in row_pieces(x, self.probs, shift, log_sums,
-                                                             *(() if mean_shifted is None else (mean_shifted,)),
-                                                             size=PIECE):
-            np.copyto(m, array_max(x_rows, -1))
-            np.subtract(x_rows, m, out=p_rows)                                # x − m ≤ 0
-            if mean:
-                np.multiply(array_sum(p_rows, -1), x.dtype.type(1 / x.shape[-1]), out=mean[0])
-            np.exp(p_rows, out=p_rows)
-            sums = array_sum(p_rows, -1)                                      # Σ exp(x − m) ≥ 1
-            p_rows /= sums
-            np.log(sums, out=log_sum)
-        at = np.arange(len(rows))
-        losses = log_sums[:, 0] - (x[at, targets] - shift[:, 0])             # lse(x) − x[target]
-        if label_smoothing:
-            losses = (1 - label_smoothing) * losses + label_smoothing * (log_sums - mean_shifted)[:, 0]
+        self.probs, losses = compiled(cross_entropy_forward, x)(x, targets, label_smoothing)
         self.count = max(len(rows), 1)
         if reduction == "none":
             out = np.zeros(logits.shape[0], dtype=logits.dtype)
@@ -465,26 +452,53 @@ class CrossEntropy(Fused):
             probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
             d = by_formula(lambda p, g: (p - self.goal()) * scale(g), probs, grad)   # (M, C)
         else:
-            d = Tensor._make(self._grad_in_pieces(scale(grad.data)), None)
+            args = (self.probs, self.targets, self.smoothing, scale(grad.data))
+            d = Tensor._make(compiled(cross_entropy_backward, self.probs, args[-1])(*args), None)
         return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
 
-    def _grad_in_pieces(self, scale: np.ndarray) -> np.ndarray:
-        """(probs − goal) · scale, the goal's (1 − ε)·onehot + ε/C applied where it is not 0 instead of
-        being built: ε/C subtracted everywhere (when ε > 0), the one-hot part at each row's target."""
-        p, eps, kind = self.probs, self.smoothing, self.probs.dtype.type
-        at = np.arange(len(self.rows))
-        p_target = p[at, self.targets]
-        d = np.empty(p.shape, p.dtype)
-        scale = np.asarray(scale, p.dtype)
-        for p_rows, d_rows, *s in row_pieces(p, d, *(() if scale.ndim == 0 else (scale,)), size=PIECE):
-            if eps:
-                np.subtract(p_rows, kind(eps / p.shape[-1]), out=d_rows)
-                d_rows *= s[0] if s else scale
-            else:
-                np.multiply(p_rows, s[0] if s else scale, out=d_rows)
-        goal_target = kind(1 - eps) + kind(eps / p.shape[-1]) if eps else kind(1)
-        d[at, self.targets] = (p_target - goal_target) * (scale if scale.ndim == 0 else scale[:, 0])
-        return d
+
+def cross_entropy_forward(x: np.ndarray, targets: np.ndarray, smoothing: float):
+    """(probs (M, C), losses (M,)) of logits x (M, C) against targets (M,): probs = softmax(x), loss =
+    (1 − ε)(lse(x) − x[target]) + ε(lse(x) − mean(x)), lse(x) = m + log Σ exp(x − m), m each row's max;
+    on cache-sized pieces of whole rows."""
+    probs = np.empty(x.shape, x.dtype)
+    shift, log_sums = np.empty((2, len(x), 1), x.dtype)                      # m, log Σ exp(x − m)
+    mean_shifted = np.empty((len(x), 1), x.dtype) if smoothing else None
+    for x_rows, p_rows, m, log_sum, *mean in row_pieces(x, probs, shift, log_sums,
+                                                         *(() if mean_shifted is None else (mean_shifted,)),
+                                                         size=PIECE):
+        np.copyto(m, array_max(x_rows, -1))
+        np.subtract(x_rows, m, out=p_rows)                                    # x − m ≤ 0
+        if mean:
+            np.multiply(array_sum(p_rows, -1), x.dtype.type(1 / x.shape[-1]), out=mean[0])
+        np.exp(p_rows, out=p_rows)
+        sums = array_sum(p_rows, -1)                                          # Σ exp(x − m) ≥ 1
+        p_rows /= sums
+        np.log(sums, out=log_sum)
+    losses = log_sums[:, 0] - (x[np.arange(len(x)), targets] - shift[:, 0])  # lse(x) − x[target]
+    if smoothing:
+        losses = (1 - smoothing) * losses + smoothing * (log_sums - mean_shifted)[:, 0]
+    return probs, losses
+
+
+def cross_entropy_backward(p: np.ndarray, targets: np.ndarray, smoothing: float, scale) -> np.ndarray:
+    """(p − goal)·scale for probs p (M, C), scale one number or (M, 1): the goal's (1 − ε)·onehot + ε/C
+    applied where it is not 0 instead of being built: ε/C subtracted everywhere (when ε > 0), the
+    one-hot part at each row's target."""
+    eps, kind = smoothing, p.dtype.type
+    at = np.arange(len(p))
+    p_target = p[at, targets]
+    d = np.empty(p.shape, p.dtype)
+    scale = np.asarray(scale, p.dtype)
+    for p_rows, d_rows, *s in row_pieces(p, d, *(() if scale.ndim == 0 else (scale,)), size=PIECE):
+        if eps:
+            np.subtract(p_rows, kind(eps / p.shape[-1]), out=d_rows)
+            d_rows *= s[0] if s else scale
+        else:
+            np.multiply(p_rows, s[0] if s else scale, out=d_rows)
+    goal_target = kind(1 - eps) + kind(eps / p.shape[-1]) if eps else kind(1)
+    d[at, targets] = (p_target - goal_target) * (scale if scale.ndim == 0 else scale[:, 0])
+    return d
 
 
 class Attention(Fused):

@@ -1,0 +1,284 @@
+"""The compiled kernels as array functions: numpy arrays in, numpy arrays out, the same results as the
+numpy bodies of the fused ops (tinygrad_like/fused.py) to rounding (tests/test_kernels.py).
+
+Each function takes the rows (or elements) of C-contiguous arrays, cuts them into a few runs per thread of
+the engine's pool (`pool.threads_for`: one thread below pool.MIN_BYTES) and runs a kernel on each run.
+The kernels let go of the GIL, so the pool's threads run them side by side; numba's own threads are
+never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
+
+`variant` picks the compiled code: "numba" (numba_rows.py) or "c" (rows.c through ctypes); None takes
+the one kept for the op (KEPT), by measurement (benchmarks/bench_kernels.py): C where the op's cost is
+exp or tanh (numba calls the scalar ones; C gets glibc's vector ones), numba elsewhere.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+
+import numpy as np
+
+from tinygrad_like.fast import pool
+from tinygrad_like.fast.kernels import c_build
+
+C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu"}  # the ops rows.c has
+KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
+        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c"}
+GELU_C = math.sqrt(2 / math.pi)
+
+# rows.c's functions: their arguments before (n,) lo, hi — "a" a float array, "i" an int64 array,
+# "s" a float scalar — and whether they take the row length n (row kernels) or not (elementwise)
+C_ARGS = {
+    "softmax_forward": ("aa", True), "softmax_backward": ("aaa", True),
+    "log_softmax_forward": ("aa", True), "log_softmax_backward": ("aaa", True),
+    "cross_entropy_forward": ("aissaa", True), "cross_entropy_backward": ("aissaa", True),
+    "gelu_forward": ("asssa", False), "gelu_backward": ("aasssa", False),
+    "silu_forward": ("aa", False), "silu_backward": ("aaa", False),
+    "swiglu_forward": ("aaa", False), "swiglu_backward": ("aaaaa", False),
+}
+
+
+def variant_for(op: str, variant: str | None) -> str:
+    """The variant to run: the one asked for, else the one kept for op, else the other one if that is
+    missing (no compiler: numba everywhere)."""
+    wanted = variant or KEPT[op]
+    if wanted == "c" and c_library() is None and variant is None:
+        return "numba"
+    return wanted
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(name: str, variant: str, dtype: np.dtype):
+    """The kernel `name` of a variant as a Python function of (arrays and scalars..., lo, hi)."""
+    if variant == "numba":
+        import tinygrad_like.fast.kernels.numba_rows as numba_rows  # loads numba: only when it is asked for
+        return getattr(numba_rows, name)
+    lib = c_library()
+    if lib is None:
+        raise RuntimeError(f"kernels: the C variant of {name} is not available: {c_build.reason()}")
+    kinds, rows = C_ARGS[name]
+    scalar = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    fn = getattr(lib, f"{name}_{'f32' if dtype == np.float32 else 'f64'}")
+    fn.argtypes = [scalar if k == "s" else ctypes.c_void_p for k in kinds] + [ctypes.c_long] * (3 if rows else 2)
+    fn.restype = None
+
+    def call(*args):
+        *values, lo, hi = args
+        raw = [v.ctypes.data if k in "ai" else v for k, v in zip(kinds, values)]
+        return fn(*raw, *((values[0].shape[-1],) if rows else ()), lo, hi)
+    return call
+
+
+def c_library():
+    return c_build.library()
+
+
+RUNS_PER_THREAD = 4  # pool.run hands runs out as threads free up: a thread slowed by another process takes fewer
+
+
+def runs(count: int, nbytes: int) -> list:
+    """[0, ..., count]: where to cut `count` rows into runs, RUNS_PER_THREAD per thread worth using on
+    nbytes (one run on one thread)."""
+    threads = pool.threads_for(nbytes)
+    return pool._cuts(count, min(1 if threads == 1 else threads * RUNS_PER_THREAD, max(count, 1)))
+
+
+def share(fn, count: int, nbytes: int, *args) -> None:
+    """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`), on the pool."""
+    cuts = runs(count, nbytes)
+    pool.run(lambda i: fn(*args, cuts[i], cuts[i + 1]), range(len(cuts) - 1))
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """a as C-contiguous rows (r, n) (a view when it is contiguous already)."""
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+
+
+def _flat(a: np.ndarray, dtype=None) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+
+
+def _typed(dtype, *values):
+    return [dtype.type(v) for v in values]
+
+
+# ---------------------------------------------------------------- LayerNorm and RMSNorm
+
+def layernorm_forward(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, eps: float, variant=None):
+    """(y, x̂, rstd): y = x̂·w + b (x̂ itself without w), x̂ = (x − mean)/√(var + eps) along the last axis;
+    rstd (..., 1). Without w, y is x̂ (the same array)."""
+    x2 = _rows(x)
+    dtype = x2.dtype
+    ones, zeros = np.ones(x2.shape[1], dtype), np.zeros(x2.shape[1], dtype)
+    w2 = ones if w is None else _flat(w, dtype)
+    b2 = zeros if b is None else _flat(b, dtype)
+    xhat, y = np.empty_like(x2), np.empty_like(x2) if w is not None else None
+    rstd = np.empty((x2.shape[0], 1), dtype)
+    fn = kernel("layernorm_forward", variant_for("layernorm", variant), dtype)
+    share(fn, x2.shape[0], x2.nbytes, x2, w2, b2, *_typed(dtype, eps, 1 / x2.shape[1]), xhat, rstd,
+          xhat if y is None else y)
+    shape = x.shape
+    return ((xhat if y is None else y).reshape(shape), xhat.reshape(shape), rstd.reshape(*shape[:-1], 1))
+
+
+def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.ndarray | None,
+                       need=(True, True, True), variant=None):
+    """The gradients of layernorm_forward given the upstream gradient g, as the numpy body returns them:
+    need says which of (x, w, b) want one (1 to 3 entries); dx alone when it has one entry, else
+    (dx, dw, db)[:len(need)] with None where not needed (dw and db: Σ over rows)."""
+    g2, xhat2 = _rows(np.asarray(g, xhat.dtype)), _rows(xhat)
+    dtype, n = xhat2.dtype, xhat2.shape[1]
+    w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
+    dx = np.empty_like(xhat2)
+    cuts = runs(xhat2.shape[0], xhat2.nbytes)
+    parts = np.zeros((2, len(cuts) - 1, n), dtype)                                # dw and db of each run
+    fn = kernel("layernorm_backward", variant_for("layernorm", variant), dtype)
+    inv_n = dtype.type(1 / n)
+    pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx, parts[0, i], parts[1, i],
+                          cuts[i], cuts[i + 1]), range(len(cuts) - 1))
+    grads = (dx.reshape(xhat.shape) if need[0] else None, *(parts[i].sum(0) if len(need) > i + 1 and need[i + 1]
+                                                             else None for i in range(2)))
+    return grads[0] if len(need) == 1 else grads[:len(need)]
+
+
+def rmsnorm_forward(x: np.ndarray, w: np.ndarray | None, eps: float, variant=None):
+    """(y, rstd): y = x·rstd·w, rstd = 1/√(mean(x²) + eps) (..., 1) along the last axis."""
+    x2 = _rows(x)
+    dtype = x2.dtype
+    w2 = np.ones(x2.shape[1], dtype) if w is None else _flat(w, dtype)
+    y, rstd = np.empty_like(x2), np.empty((x2.shape[0], 1), dtype)
+    fn = kernel("rmsnorm_forward", variant_for("rmsnorm", variant), dtype)
+    share(fn, x2.shape[0], x2.nbytes, x2, w2, *_typed(dtype, eps, 1 / x2.shape[1]), rstd, y)
+    return y.reshape(x.shape), rstd.reshape(*x.shape[:-1], 1)
+
+
+def rmsnorm_backward(g: np.ndarray, x: np.ndarray, rstd: np.ndarray, w: np.ndarray | None, variant=None):
+    """(dx, dw) of rmsnorm_forward given the upstream gradient g (dw: Σ over rows of g·x·rstd)."""
+    g2, x2 = _rows(np.asarray(g, x.dtype)), _rows(x)
+    dtype, n = x2.dtype, x2.shape[1]
+    w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
+    dx = np.empty_like(x2)
+    cuts = runs(x2.shape[0], x2.nbytes)
+    parts = np.zeros((len(cuts) - 1, n), dtype)
+    fn = kernel("rmsnorm_backward", variant_for("rmsnorm", variant), dtype)
+    inv_n = dtype.type(1 / n)
+    pool.run(lambda i: fn(g2, x2, rstd.reshape(-1, 1), w2, inv_n, dx, parts[i], cuts[i], cuts[i + 1]),
+             range(len(cuts) - 1))
+    return dx.reshape(x.shape), parts.sum(0)
+
+
+# ---------------------------------------------------------------- softmax, log-softmax, cross-entropy
+
+def _row_op(name: str, op: str, variant, *arrays) -> np.ndarray:
+    rows = [_rows(a) for a in arrays]
+    out = np.empty_like(rows[-1])
+    share(kernel(name, variant_for(op, variant), out.dtype), out.shape[0], out.nbytes, *rows, out)
+    return out.reshape(arrays[-1].shape)
+
+
+def softmax_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """softmax along the last axis."""
+    return _row_op("softmax_forward", "softmax", variant, x)
+
+
+def softmax_backward(g: np.ndarray, y: np.ndarray, variant=None) -> np.ndarray:
+    """dx = y ⊙ (g − Σ g⊙y), y = softmax(x)."""
+    return _row_op("softmax_backward", "softmax", variant, np.asarray(g, y.dtype), y)
+
+
+def log_softmax_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """log-softmax along the last axis."""
+    return _row_op("log_softmax_forward", "log_softmax", variant, x)
+
+
+def log_softmax_backward(g: np.ndarray, y: np.ndarray, variant=None) -> np.ndarray:
+    """dx = g − exp(y)·Σ g, y = log_softmax(x)."""
+    return _row_op("log_softmax_backward", "log_softmax", variant, np.asarray(g, y.dtype), y)
+
+
+def cross_entropy_forward(x: np.ndarray, targets: np.ndarray, smoothing: float, variant=None):
+    """(probs (M, C), losses (M,)) of logits x (M, C) against targets (M,): probs = softmax(x),
+    loss = (1 − ε)(lse(x) − x[target]) + ε(lse(x) − mean(x))."""
+    x2 = _rows(x)
+    dtype = x2.dtype
+    t = np.ascontiguousarray(targets, np.int64)
+    probs, losses = np.empty_like(x2), np.empty(x2.shape[0], dtype)
+    fn = kernel("cross_entropy_forward", variant_for("cross_entropy", variant), dtype)
+    share(fn, x2.shape[0], x2.nbytes, x2, t, *_typed(dtype, smoothing, 1 / x2.shape[1]), probs, losses)
+    return probs, losses
+
+
+def cross_entropy_backward(probs: np.ndarray, targets: np.ndarray, smoothing: float, scale, variant=None):
+    """d logits = (probs − (1 − ε)·onehot(target) − ε/C)·scale, scale one number or one per row (M,)."""
+    dtype = probs.dtype
+    t = np.ascontiguousarray(targets, np.int64)
+    scale = np.ascontiguousarray(np.broadcast_to(np.asarray(scale, dtype).reshape(-1), (probs.shape[0],)))
+    dx = np.empty_like(probs)
+    fn = kernel("cross_entropy_backward", variant_for("cross_entropy", variant), dtype)
+    share(fn, probs.shape[0], probs.nbytes, probs, t, *_typed(dtype, smoothing, 1 / probs.shape[1]), scale, dx)
+    return dx
+
+
+# ---------------------------------------------------------------- GELU, SiLU, SwiGLU
+
+def _elementwise(name: str, op: str, variant, arrays, scalars=(), outputs=1):
+    flat = [_flat(a) for a in arrays]
+    dtype = flat[-1].dtype
+    outs = [np.empty_like(flat[-1]) for _ in range(outputs)]
+    fn = kernel(name, variant_for(op, variant), dtype)
+    share(fn, flat[-1].size, flat[-1].nbytes, *flat, *_typed(dtype, *scalars), *outs)
+    shaped = [o.reshape(arrays[-1].shape) for o in outs]
+    return shaped[0] if outputs == 1 else tuple(shaped)
+
+
+def gelu_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """GELU, tanh form: ½x(1 + tanh(√(2/π)(x + 0.044715x³)))."""
+    return _elementwise("gelu_forward", "gelu", variant, [x], (GELU_C, GELU_C * 0.044715, 0.5))
+
+
+def gelu_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
+    """g·dGELU/dx, recomputed from x."""
+    return _elementwise("gelu_backward", "gelu", variant, [np.asarray(g, x.dtype), x],
+                        (GELU_C, GELU_C * 0.044715, 0.5))
+
+
+def silu_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """x·σ(x)."""
+    return _elementwise("silu_forward", "silu", variant, [x])
+
+
+def silu_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
+    """g·σ(x)(1 + x(1 − σ(x)))."""
+    return _elementwise("silu_backward", "silu", variant, [np.asarray(g, x.dtype), x])
+
+
+def swiglu_forward(a: np.ndarray, b: np.ndarray, variant=None) -> np.ndarray:
+    """silu(a)·b, a and b of one shape."""
+    return _elementwise("swiglu_forward", "swiglu", variant, [a, np.asarray(b, a.dtype)])
+
+
+def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray, variant=None):
+    """(da, db) of swiglu_forward given the upstream gradient g."""
+    return _elementwise("swiglu_backward", "swiglu", variant, [np.asarray(g, a.dtype), a, np.asarray(b, a.dtype)],
+                        outputs=2)
+
+
+# ---------------------------------------------------------------- Adam and AdamW
+
+def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, lr: float, beta1: float,
+                beta2: float, eps: float, weight_decay: float, decoupled: bool, step: int, variant=None) -> None:
+    """Adam's step `step` (AdamW's when decoupled) on p, m and v in place, given the gradient g:
+    nn.optim.adam_update's arithmetic in one pass (arrays that are not C-contiguous are worked on in
+    contiguous copies, written back)."""
+    dtype = p.dtype
+    work = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in (p, m, v)]
+    decay = 1 - lr * weight_decay if decoupled and weight_decay != 0 else 1.0
+    grad_decay = weight_decay if not decoupled else 0.0
+    scalars = _typed(dtype, beta1, beta2, 1 - beta1, 1 - beta2, lr / (1 - beta1 ** step),
+                     1 / math.sqrt(1 - beta2 ** step), eps, decay, grad_decay)
+    fn = kernel("adam_update", variant_for("adam", variant), dtype)
+    flat = [a.reshape(-1) for a in work]
+    share(fn, p.size, p.nbytes, flat[0], _flat(g, dtype), flat[1], flat[2], *scalars)
+    for a, w in zip((p, m, v), work):
+        if a is not w:
+            a[...] = w
