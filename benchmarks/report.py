@@ -76,6 +76,29 @@ def bench_train(data: dict) -> str:
          "ours / fused", "peak RSS ours / PyTorch fused"], rows)
 
 
+def bench_train_defaults(data: dict) -> str:
+    """ms per training step with each library's defaults (a learner's own loop, nothing set), ours as
+    train_gpt.py sets it up, and the ratios to PyTorch's defaults."""
+    (label, summary), = data["runs"].items()
+    rows = []
+    for name, row in summary.items():
+        ours, as_train, torch = row["ours defaults"], row["ours as train_gpt"], row.get("torch-fused defaults")
+        rows.append([name, f"{ms(ours['ms'])} ({ms(ours['spread'][0])}-{ms(ours['spread'][1])})",
+                     ms(as_train["ms"]), ms(torch["ms"]) if torch else "-", ratio(ours["ms"], as_train["ms"]),
+                     ratio(ours["ms"], torch["ms"] if torch else None)])
+    return header(data) + f"\nOurs {label}; ms per step:\n\n" + table(
+        ["config", "ours, defaults (spread)", "ours as train_gpt.py", "PyTorch fused, defaults",
+         "defaults / train_gpt.py", "ours / PyTorch"], rows)
+
+
+def bench_revisions(data: dict) -> str:
+    """Two revisions of the engine alternated: ms per step per config and thread count, the 2x2 add."""
+    (_, rows), = data["runs"].items()
+    labels = [k for k in next(iter(rows.values())) if k.startswith(("before", "after"))]
+    body = [[name] + [f"{row[k]:.2f}" for k in labels] + [f"{row['ratio']:.3f}"] for name, row in rows.items()]
+    return header(data) + "\n" + table(["measurement", *labels, "after / before"], body)
+
+
 OP_LABELS = {
     "attention": "attention from packed qkv, causal, B=16, 4 heads, T=128, hs=32",
     "gelu": "GELU (tanh), (16, 128, 512)",
@@ -190,7 +213,8 @@ def bench_facade(data: dict) -> str:
 
 
 RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_kernels, bench_threads, bench_generate,
-                                  train_gpt_torch, bench_facade)}
+                                  train_gpt_torch, bench_facade, bench_revisions)}
+RENDER["bench_train_defaults"], RENDER["bench_train_defaults_numpy"] = bench_train_defaults, bench_train_defaults
 
 
 def regenerate(text: str, folder: Path = record.RESULTS) -> str:
