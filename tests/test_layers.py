@@ -89,7 +89,7 @@ def test_no_function_local_imports_in_the_core_but_optional_packages():
 def test_importing_changes_neither_threads_nor_the_allocator():
     """Import, in a fresh process, with more threads asked for by the environment: BLAS keeps its
     threads and glibc's mallopt is never called. The first op that can share out work fixes the thread
-    count and holds BLAS to one thread (fast/pool.py: chosen()); the allocator is still untouched."""
+    count, holds BLAS to one thread and takes the allocator setting (fast/pool.py: chosen())."""
     script = """
 import ctypes, json, os
 calls = []
@@ -115,7 +115,31 @@ print(json.dumps({"before": before, "after": after, "op": op, "mallopt": calls,
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["before"] == found["after"]
     assert found["op"] == [[found["before"][0][0], 1]]
-    assert found["mallopt"] == [] and found["env"] == {}
+    assert found["mallopt"] == ["mallopt"] and found["env"] == {}   # looked up once, at the first product
+
+
+def test_the_allocator_setting_is_taken_at_the_first_product_unless_turned_off():
+    script = """
+import ctypes, json
+calls = []
+real = ctypes.CDLL
+class Watch(real):
+    def __getattr__(self, name):
+        if name == "mallopt":
+            calls.append(name)
+        return real.__getattr__(self, name)
+ctypes.CDLL = Watch
+import numpy, tinygrad_like
+at_import = list(calls)
+x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
+(x @ x).sum().backward()
+print(json.dumps({"import": at_import, "op": calls}))
+"""
+    for value, expected in (("1", ["mallopt"]), ("0", [])):
+        env = {"PYTHONPATH": str(ROOT), "TINYGRAD_LIKE_TUNE_MALLOC": value, "PATH": "/usr/bin:/bin"}
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        found = json.loads(out.stdout.strip().splitlines()[-1])
+        assert found == {"import": [], "op": expected}, value
 
 
 @pytest.mark.parametrize("old, new", [("fused", "fast.fused"), ("flash", "fast.flash"), ("pool", "fast.pool"),

@@ -3,13 +3,14 @@
 - fused.py: fused ops, each one graph node replacing one composite op of the core (composites.py)
 - flash.py: attention in cache-sized tiles, for the fused attention ops
 - pool.py: the one pool of threads (products, attention, GELU)
-- memory.py: cache-sized pieces of arrays, and the opt-in allocator setting `tune_malloc`
+- memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
   functions of three primitives (matmul on the pool, embedding rows, small powers)
 
 Importing this package (which `import tinygrad_like` does) registers all of these with the core
 (dispatch.py) and changes nothing else: numpy's threads and the allocator stay as they are until
-`set_num_threads` or `tune_malloc` is called.
+`set_num_threads` or `tune_malloc` is called, or the first op that can share out work takes the defaults
+(every usable core, BLAS held to one thread, the allocator setting; pool.chosen).
 
 `enabled()` says whether the fast path is on; `with enabled(False):` turns it off for a block (the
 core's composites run, as inside `tinygrad_like.composed()`), `with enabled(True):` on.

@@ -1,17 +1,20 @@
-"""Memory habits that make numpy training loops faster: the opt-in allocator setting `tune_malloc()`,
+"""Memory habits that make numpy training loops faster: the allocator setting `tune_malloc()`,
 and `pieces()`, which lets a chain of elementwise steps run on cache-sized pieces.
 
 Each training step allocates and frees many large temporary arrays. glibc serves a request above its
 mmap threshold with fresh pages from the OS, which the kernel must zero, and returns them on free, so
 every step pays for page faults and zeroing again. Raising the mmap and trim thresholds keeps freed
 memory in the process for reuse, the effect of the environment variables MALLOC_MMAP_THRESHOLD_ and
-MALLOC_TRIM_THRESHOLD_. It is process-wide and never applied on import: the demos and benchmarks call
-it explicitly and offer a flag to turn it off. It does nothing where glibc's mallopt is not available.
+MALLOC_TRIM_THRESHOLD_. It is process-wide and never applied on import: the engine takes it by default
+with the thread count, at the first op that can share out work (`tune_malloc_by_default`;
+TINYGRAD_LIKE_TUNE_MALLOC=0 turns that off), and the demos and benchmarks call it explicitly and offer a
+flag to turn it off. It does nothing where glibc's mallopt is not available.
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 
@@ -24,6 +27,15 @@ def tune_malloc(mmap_threshold: int = 1 << 30, trim_threshold: int = 1 << 30) ->
     except (OSError, AttributeError):
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+
+
+def tune_malloc_by_default() -> None:
+    """The engine's default allocator setting, taken with the thread count by the first op that can share
+    out work (fast/pool.py: chosen()), never at import: tune_malloc(), unless the environment variable
+    TINYGRAD_LIKE_TUNE_MALLOC is 0. Without it glibc hands every large freed array back to the OS and
+    maps it again at the next step; PyTorch's own caching allocator keeps such blocks for reuse too."""
+    if os.environ.get("TINYGRAD_LIKE_TUNE_MALLOC", "1").strip() != "0":
+        tune_malloc()
 
 
 def pieces(*arrays, size: int = 1 << 16):

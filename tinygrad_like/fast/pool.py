@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from tinygrad_like.fast.memory import tune_malloc_by_default
+
 
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity, where the OS tells), else the machine's."""
@@ -73,9 +75,11 @@ def get_num_threads() -> int:
 
 def chosen() -> int:
     """The thread count, for an op that can share out work: the first such op fixes it (and holds BLAS to
-    one thread if it is more than one), unless set_num_threads did already."""
+    one thread if it is more than one) and takes the default allocator setting
+    (memory.tune_malloc_by_default), unless set_num_threads did already."""
     if _threads is None:
         set_num_threads(_default_threads())
+        tune_malloc_by_default()
     return _threads
 
 
