@@ -241,7 +241,8 @@ if __name__ == "__main__":
         import importlib.util
         kernels = importlib.util.find_spec("numba") and os.environ.get("TINYGRAD_LIKE_KERNELS") not in ("off", "0")
         label = "with the fast extra's kernels" if kernels else "without kernels (numpy only)"
-        record.save("bench_train_defaults" if kernels else "bench_train_defaults_numpy", {label: main(argv)})
+        record.save("bench_train_defaults" if kernels else "bench_train_defaults_numpy", {label: main(argv)},
+                    script="bench_train")
     elif "--threads" in argv:
         record.save("bench_train", {"given threads": main(argv)})
     else:  # the README's table: one thread, then every core

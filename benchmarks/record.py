@@ -37,12 +37,16 @@ def load_of(line: str) -> float | None:
     return float(m[1]) if m else None
 
 
-def save(name: str, runs: dict, argv: list[str] | None = None, folder: Path = RESULTS) -> Path:
-    """Write folder/<name>.json for the command `python benchmarks/<name>.py argv` (default: this
-    process's arguments); `runs` as described above. Returns the path."""
+def save(name: str, runs: dict, argv: list[str] | None = None, folder: Path = RESULTS,
+         script: str | None = None) -> Path:
+    """Write folder/<name>.json for the command `python benchmarks/<script>.py argv` (script: name by default;
+    argv: this process's arguments by default, after TINYGRAD_LIKE_KERNELS=... when that is set); `runs` as
+    described above. Returns the path."""
     argv = sys.argv[1:] if argv is None else argv
     line = machine_line()
-    data = dict(benchmark=name, command=shlex.join(["python", f"benchmarks/{name}.py", *argv]),
+    kernels = os.environ.get("TINYGRAD_LIKE_KERNELS")
+    command = shlex.join(["python", f"benchmarks/{script or name}.py", *argv])
+    data = dict(benchmark=name, command=f"TINYGRAD_LIKE_KERNELS={kernels} {command}" if kernels else command,
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 machine=line, load=load_of(line), cores=os.cpu_count(), runs=runs)
     folder.mkdir(parents=True, exist_ok=True)
