@@ -86,40 +86,8 @@ def test_no_function_local_imports_in_the_core_but_optional_packages():
                         assert set(names) <= optional, f"{path.name}: {fn.name} imports {names}"
 
 
-def test_importing_changes_neither_threads_nor_the_allocator():
-    """Import, in a fresh process, with more threads asked for by the environment: BLAS keeps its
-    threads and glibc's mallopt is never called. The first op that can share out work fixes the thread
-    count, holds BLAS to one thread and takes the allocator setting (fast/pool.py: chosen())."""
-    script = """
-import ctypes, json, os
-calls = []
-real = ctypes.CDLL
-class Watch(real):
-    def __getattr__(self, name):
-        if name == "mallopt":
-            calls.append(name)
-        return real.__getattr__(self, name)
-ctypes.CDLL = Watch
-import numpy, threadpoolctl
-before = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
-import tinygrad_like
-after = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
-x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
-(x @ x).sum().backward()
-op = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
-print(json.dumps({"before": before, "after": after, "op": op, "mallopt": calls,
-                  "env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}}))
-"""
-    env = {"PYTHONPATH": str(ROOT), "TINYGRAD_LIKE_NUM_THREADS": "2", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    found = json.loads(out.stdout.strip().splitlines()[-1])
-    assert found["before"] == found["after"]
-    assert found["op"] == [[found["before"][0][0], 1]]
-    assert found["mallopt"] == ["mallopt"] and found["env"] == {}   # looked up once, at the first product
-
-
-def test_the_allocator_setting_is_taken_at_the_first_product_unless_turned_off():
-    script = """
+# the start of a fresh process's script: glibc's mallopt, looked up through ctypes, is recorded in `calls`
+WATCH_MALLOPT = """
 import ctypes, json
 calls = []
 real = ctypes.CDLL
@@ -129,6 +97,40 @@ class Watch(real):
             calls.append(name)
         return real.__getattr__(self, name)
 ctypes.CDLL = Watch
+"""
+
+
+def run_watched(script: str, **env) -> dict:
+    """Run WATCH_MALLOPT + script in a fresh process with the repository on its path; the JSON it prints last."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **env}
+    out = subprocess.run([sys.executable, "-c", WATCH_MALLOPT + script], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_changes_neither_threads_nor_the_allocator():
+    """Import, in a fresh process, with more threads asked for by the environment: BLAS keeps its
+    threads and glibc's mallopt is never called. The first op that can share out work fixes the thread
+    count, holds BLAS to one thread and takes the allocator setting (fast/pool.py: chosen())."""
+    found = run_watched("""
+import os
+import numpy, threadpoolctl
+before = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+import tinygrad_like
+after = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
+(x @ x).sum().backward()
+op = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+print(json.dumps({"before": before, "after": after, "op": op, "mallopt": calls,
+                  "env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}}))
+""", TINYGRAD_LIKE_NUM_THREADS="2")
+    assert found["before"] == found["after"]
+    assert found["op"] == [[found["before"][0][0], 1]]
+    assert found["mallopt"] == ["mallopt"] and found["env"] == {}   # looked up once, at the first product
+
+
+def test_the_allocator_setting_is_taken_at_the_first_product_unless_turned_off():
+    script = """
 import numpy, tinygrad_like
 at_import = list(calls)
 x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
@@ -136,9 +138,7 @@ x = tinygrad_like.Tensor(numpy.ones((3, 3), numpy.float32), requires_grad=True)
 print(json.dumps({"import": at_import, "op": calls}))
 """
     for value, expected in (("1", ["mallopt"]), ("0", [])):
-        env = {"PYTHONPATH": str(ROOT), "TINYGRAD_LIKE_TUNE_MALLOC": value, "PATH": "/usr/bin:/bin"}
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-        found = json.loads(out.stdout.strip().splitlines()[-1])
+        found = run_watched(script, TINYGRAD_LIKE_TUNE_MALLOC=value)
         assert found == {"import": [], "op": expected}, value
 
 
