@@ -30,6 +30,7 @@ import numpy as np
 
 from tinygrad_like.fast import pool
 from tinygrad_like.fast.arrays import array_max, array_sum, constant
+from tinygrad_like.fast.kernels import compiled
 
 TILE_BYTES: int | None = None  # bytes of one tile of scores; None: half of L2 (tests set it small)
 QUERY_TILE: int | None = None  # query rows per tile; None: 32 (tests set it small)
@@ -164,31 +165,63 @@ def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
     q = np.broadcast_to(q, out.shape[:-2] + q.shape[-2:])                        # every batch axis
     q, kT = _scaled(q, k, scale)
     v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
-    lowest = np.finfo(out.dtype).min
     for (a, b), spans in tiles:
-        m = row_sum = acc = None
-        for start, stop, masked in spans:
-            s = _scores(q, kT, mask, (a, b), (start, stop), masked)
-            m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
-            shift = np.maximum(m_new, lowest)                    # a row masked so far: exp(−inf − lowest) = 0
-            s -= shift
-            np.exp(s, out=s)                                                     # p
-            pv = np.matmul(s, v[..., start:stop, :])
-            if m is None:
-                row_sum, acc = array_sum(s, -1), pv
-            else:
-                correction = np.exp(m - shift)                                   # rescale what came before
-                row_sum = row_sum * correction + array_sum(s, -1)
-                acc = acc * correction + pv
-            m = m_new
-        if m is None:                                                             # every key masked
+        if len(spans) == 1:                                                       # the usual case: one span
+            start, stop, masked = spans[0]
+            s = np.matmul(q[..., a:b, :], kT[..., start:stop])
+            lse[..., a:b, :] = compiled(tile_softmax_forward, s)(
+                s, mask[..., a:b, start:stop] if masked else None, v[..., start:stop, :], out[..., a:b, :])
+        elif spans:
+            _online_tile(q, kT, v, mask, (a, b), spans, out, lse)
+        else:                                                                     # every key masked
             out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
-            continue
-        if not row_sum.all():
-            row_sum[row_sum == 0] = np.inf                              # every key masked: out 0, lse +inf
-        np.divide(acc, row_sum, out=out[..., a:b, :])
-        np.log(row_sum, out=row_sum)
-        np.add(shift, row_sum, out=lse[..., a:b, :])
+
+
+def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """One span of keys whole: the weights softmax(s + mask) of the scores s (..., rows, n) = q kᵀ·scale
+    along the last axis, times v (..., n, dv), written into out (..., rows, dv); returns the rows'
+    log-sum-exp (..., rows, 1): +inf for a row whose keys are all masked, whose output is 0. s is
+    overwritten. The numpy body of the `fast` extra's kernel (kernels/attention.c)."""
+    if mask is not None:
+        s += mask
+    shift = np.maximum(array_max(s, -1), np.finfo(s.dtype).min)  # a row masked whole: exp(−inf − lowest) = 0
+    s -= shift
+    np.exp(s, out=s)
+    pv = np.matmul(s, v)
+    row_sum = array_sum(s, -1)
+    if not row_sum.all():
+        row_sum[row_sum == 0] = np.inf                           # every key masked: out 0, lse +inf
+    np.divide(pv, row_sum, out=out)
+    np.log(row_sum, out=row_sum)
+    return np.add(shift, row_sum, out=row_sum)
+
+
+def _online_tile(q, kT, v, mask, rows, spans, out, lse):
+    """A query tile whose keys come in several spans: the online softmax, a running row max m, sum
+    (`row_sum`) and output acc rescaled as each span comes (numpy only: spans are one per tile up to T
+    of a few thousand)."""
+    a, b = rows
+    lowest = np.finfo(out.dtype).min
+    m = row_sum = acc = None
+    for start, stop, masked in spans:
+        s = _scores(q, kT, mask, (a, b), (start, stop), masked)
+        m_new = array_max(s, -1) if m is None else np.maximum(m, array_max(s, -1))
+        shift = np.maximum(m_new, lowest)                        # a row masked so far: exp(−inf − lowest) = 0
+        s -= shift
+        np.exp(s, out=s)                                                         # p
+        pv = np.matmul(s, v[..., start:stop, :])
+        if m is None:
+            row_sum, acc = array_sum(s, -1), pv
+        else:
+            correction = np.exp(m - shift)                                       # rescale what came before
+            row_sum = row_sum * correction + array_sum(s, -1)
+            acc = acc * correction + pv
+        m = m_new
+    if not row_sum.all():
+        row_sum[row_sum == 0] = np.inf                                  # every key masked: out 0, lse +inf
+    np.divide(acc, row_sum, out=out[..., a:b, :])
+    np.log(row_sum, out=row_sum)
+    np.add(shift, row_sum, out=lse[..., a:b, :])
 
 
 def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
@@ -212,12 +245,10 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
         if not spans:
             dq[..., a:b, :] = 0
         for start, stop, masked in spans:
-            p = _scores(qs, kT, mask, (a, b), (start, stop), masked)
-            p -= lse[..., a:b, :]
-            np.exp(p, out=p)                                                     # the weights, rebuilt
+            p = np.matmul(qs[..., a:b, :], kT[..., start:stop])                   # the scores, again
             ds = np.matmul(g_st, vT[..., start:stop])                             # g' vᵀ
-            ds -= D[..., a:b, :]
-            ds *= p                                                               # ds' = ds·scale
+            compiled(tile_softmax_backward, p)(p, mask[..., a:b, start:stop] if masked else None,
+                                               lse[..., a:b, :], ds, D[..., a:b, :])   # p; ds' = ds·scale
             dv_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
             dk_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
             if start == spans[0][0]:
@@ -225,3 +256,15 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
             else:
                 dq[..., a:b, :] += np.matmul(ds, k[..., start:stop, :])
     dk[...], dv[...] = dk_sum, dv_sum
+
+
+def tile_softmax_backward(s, mask, lse, dp, D) -> None:
+    """In place, for one span of scores s (..., rows, n) = q kᵀ·scale: s becomes the weights rebuilt,
+    p = exp(s + mask − lse), and dp (= g vᵀ) becomes ds = p ⊙ (dp − D), lse and D (..., rows, 1).
+    The numpy body of the `fast` extra's kernel (kernels/attention.c)."""
+    if mask is not None:
+        s += mask
+    s -= lse
+    np.exp(s, out=s)
+    dp -= D
+    dp *= s

@@ -1,7 +1,8 @@
 """Compiled one-pass kernels for the elementwise ops: the `fast` extra (pip install -e ".[fast]").
 
 arrays.py: the array functions the fused ops call (numpy arrays in and out); numba_rows.py: the kernels
-in numba; rows.c and c_build.py: the kernels in C, built with the system compiler at first use;
+in numba; rows.c, attention.c (the attention tile's softmax, for fast/flash.py) and c_build.py: the kernels
+in C, built with the system compiler at first use;
 first_use.py: compiles (or loads from the cache) every kernel of a dtype at once, and says so;
 switch.py: which kernels run (TINYGRAD_LIKE_KERNELS).
 A fused op asks `compiled(body, *arrays)` for the function to run: the kernel standing in for its numpy
@@ -57,5 +58,8 @@ def _choose(body, dtype):
     if not ready(dtype):
         return body
     fn = getattr(kernel_arrays, body.__name__)
-    forced = variant(body.__name__.rsplit("_", 1)[0])
-    return fn if forced is None else functools.partial(fn, variant=forced)
+    op = body.__name__.rsplit("_", 1)[0]
+    forced = variant(op)
+    if forced is None:
+        return fn if kernel_arrays.kept_variant_runs(op) else body
+    return functools.partial(fn, variant=forced)

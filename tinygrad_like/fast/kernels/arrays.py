@@ -1,14 +1,16 @@
 """The compiled kernels as array functions: numpy arrays in, numpy arrays out, the same results as the
-numpy bodies of the fused ops (tinygrad_like/fused.py) to rounding (tests/test_kernels.py).
+numpy bodies of the fused ops (tinygrad_like/fast/fused.py, and the attention tile's in fast/flash.py) to
+rounding (tests/test_kernels.py).
 
 Each function takes the rows (or elements) of C-contiguous arrays, cuts them into a few runs per thread of
-the engine's pool (`pool.threads_for`: one thread below pool.MIN_BYTES) and runs a kernel on each run.
-The kernels let go of the GIL, so the pool's threads run them side by side; numba's own threads are
-never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
+the engine's pool (`pool.threads_for`: one thread below pool.MIN_BYTES) and runs a kernel on each run;
+the attention tile's run whole on the calling thread, which is one of the pool's already (flash.py shares
+out the tiles). The kernels let go of the GIL, so the pool's threads run them side by side; numba's own
+threads are never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
 
-`variant` picks the compiled code: "numba" (numba_rows.py) or "c" (rows.c through ctypes); None takes
-the one kept for the op (KEPT), by measurement (benchmarks/bench_kernels.py): C where the op's cost is
-exp or tanh (numba calls the scalar ones; C gets glibc's vector ones), numba elsewhere.
+`variant` picks the compiled code: "numba" (numba_rows.py) or "c" (rows.c and attention.c through ctypes);
+None takes the one kept for the op (KEPT), by measurement (benchmarks/bench_kernels.py): C where the op's
+cost is exp or tanh (numba calls the scalar ones; C gets vector ones), numba elsewhere.
 """
 from __future__ import annotations
 
@@ -21,13 +23,14 @@ import numpy as np
 from tinygrad_like.fast import pool
 from tinygrad_like.fast.kernels import c_build
 
-C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu"}  # the ops rows.c has
+C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu", "tile_softmax"}  # the ops in C
 KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
-        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c"}
+        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c", "tile_softmax": "c"}
 GELU_C = math.sqrt(2 / math.pi)
 
-# rows.c's functions: their arguments before (n,) lo, hi — "a" a float array, "i" an int64 array,
-# "s" a float scalar — and whether they take the row length n (row kernels) or not (elementwise)
+# rows.c's and attention.c's functions: their arguments before (n,) lo, hi — "a" a float array, "i" an int64
+# array, "s" a float scalar, "l" an integer, "m" a mask block (rows, n) given as its start (NULL when it has
+# no rows) and its row stride — and whether they take the row length n (row kernels) or not (elementwise)
 C_ARGS = {
     "softmax_forward": ("aa", True), "softmax_backward": ("aaa", True),
     "log_softmax_forward": ("aa", True), "log_softmax_backward": ("aaa", True),
@@ -35,16 +38,27 @@ C_ARGS = {
     "gelu_forward": ("asssa", False), "gelu_backward": ("aasssa", False),
     "silu_forward": ("aa", False), "silu_backward": ("aaa", False),
     "swiglu_forward": ("aaa", False), "swiglu_backward": ("aaaaa", False),
+    "tile_softmax_forward": ("amlsa", True), "tile_softmax_backward": ("amlaaa", True),
 }
+
+
+# Ops whose numba variant loses to their numpy body (numba's scalar exp against numpy's vectorised one,
+# benchmarks/bench_kernels.py): where their C variant is missing, the numpy body runs, not numba.
+NUMPY_BEFORE_NUMBA = {"tile_softmax"}
 
 
 def variant_for(op: str, variant: str | None) -> str:
     """The variant to run: the one asked for, else the one kept for op, else the other one if that is
-    missing (no compiler: numba everywhere)."""
+    missing (no compiler: numba everywhere, but see `kept_variant_runs`)."""
     wanted = variant or KEPT[op]
     if wanted == "c" and c_library() is None and variant is None:
         return "numba"
     return wanted
+
+
+def kept_variant_runs(op: str) -> bool:
+    """Whether op's kept variant, or one that beats its numpy body, runs here (False: run the body)."""
+    return not (op in NUMPY_BEFORE_NUMBA and KEPT[op] == "c" and c_library() is None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,13 +73,21 @@ def kernel(name: str, variant: str, dtype: np.dtype):
     kinds, rows = C_ARGS[name]
     scalar = ctypes.c_float if dtype == np.float32 else ctypes.c_double
     fn = getattr(lib, f"{name}_{'f32' if dtype == np.float32 else 'f64'}")
-    fn.argtypes = [scalar if k == "s" else ctypes.c_void_p for k in kinds] + [ctypes.c_long] * (3 if rows else 2)
+    types = {"s": [scalar], "l": [ctypes.c_long], "m": [ctypes.c_void_p, ctypes.c_long]}
+    fn.argtypes = [t for k in kinds for t in types.get(k, [ctypes.c_void_p])] + [ctypes.c_long] * (3 if rows else 2)
     fn.restype = None
+
+    def raw(kind, value):
+        if kind in "ai":
+            return [value.ctypes.data]
+        if kind == "m":                                    # unit stride along the row, checked by the caller
+            return [value.ctypes.data if len(value) else None, value.strides[0] // value.itemsize]
+        return [value]
 
     def call(*args):
         *values, lo, hi = args
-        raw = [v.ctypes.data if k in "ai" else v for k, v in zip(kinds, values)]
-        return fn(*raw, *((values[0].shape[-1],) if rows else ()), lo, hi)
+        return fn(*[r for k, v in zip(kinds, values) for r in raw(k, v)], *((values[0].shape[-1],) if rows else ()),
+                  lo, hi)
     return call
 
 
@@ -261,6 +283,50 @@ def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray, variant=None):
     """(da, db) of swiglu_forward given the upstream gradient g."""
     return _elementwise("swiglu_backward", "swiglu", variant, [np.asarray(g, a.dtype), a, np.asarray(b, a.dtype)],
                         outputs=2)
+
+
+# ---------------------------------------------------------------- the attention tile's softmax
+
+def _mask_block(mask: np.ndarray | None, s: np.ndarray):
+    """The mask of a tile of scores s (..., rows, n) as the kernels read it: one block (rows, n), or (0, n)
+    when there is none, with unit stride along a row, shared by every batch entry and head of the tile.
+    A mask that differs between them is added to s here (in place), and the kernels see none."""
+    if mask is not None and all(m == 1 for m in mask.shape[:-2]):
+        block = mask.reshape(mask.shape[-2:])
+        return block if block.strides[-1] == block.itemsize else np.ascontiguousarray(block)
+    if mask is not None:
+        s += mask
+    return np.empty((0, s.shape[-1]), s.dtype)
+
+
+def _in_place_rows(a: np.ndarray) -> np.ndarray:
+    """a (..., n) as rows (r, n) of the same memory, for a kernel that writes into it: a must be C-contiguous."""
+    if not a.flags.c_contiguous:
+        raise ValueError(f"tile_softmax: the kernels write in place into C-contiguous tiles, got strides {a.strides}")
+    return a.reshape(-1, a.shape[-1])
+
+
+def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, out: np.ndarray,
+                         variant=None) -> np.ndarray:
+    """flash.tile_softmax_forward: out = softmax(s + mask) v for scores s (..., rows, n), C-contiguous, which
+    become the weights; returns the rows' log-sum-exp (..., rows, 1), +inf where every key is masked (whose
+    weights are 0). The kernel runs on the calling thread (a tile is one thread's work already)."""
+    rows = _in_place_rows(s)
+    lse = np.empty((rows.shape[0], 1), s.dtype)
+    fn = kernel("tile_softmax_forward", variant_for("tile_softmax", variant), s.dtype)
+    fn(rows, _mask_block(mask, s), s.shape[-2], np.finfo(s.dtype).min, lse, 0, rows.shape[0])
+    np.matmul(s, v, out=out)
+    return lse.reshape(s.shape[:-1] + (1,))
+
+
+def tile_softmax_backward(s: np.ndarray, mask: np.ndarray | None, lse: np.ndarray, dp: np.ndarray, D: np.ndarray,
+                          variant=None) -> None:
+    """flash.tile_softmax_backward: in place, s (..., rows, n) becomes p = exp(s + mask − lse) and dp becomes
+    ds = p ⊙ (dp − D), s and dp C-contiguous, lse and D (..., rows, 1). On the calling thread."""
+    rows, _ = _in_place_rows(s), _in_place_rows(dp)
+    per_row = [np.ascontiguousarray(np.broadcast_to(a, s.shape[:-1] + (1,))).reshape(-1) for a in (lse, D)]
+    fn = kernel("tile_softmax_backward", variant_for("tile_softmax", variant), s.dtype)
+    fn(rows, _mask_block(mask, s), s.shape[-2], per_row[0], dp.reshape(rows.shape), per_row[1], 0, rows.shape[0])
 
 
 # ---------------------------------------------------------------- Adam and AdamW

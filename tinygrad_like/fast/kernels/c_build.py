@@ -1,7 +1,8 @@
-"""rows.c built with the system's C compiler at first use, cached on disk, and loaded through ctypes.
+"""rows.c and attention.c built with the system's C compiler at first use into one library, cached on disk,
+and loaded through ctypes.
 
 The library goes to a cache directory (TINYGRAD_LIKE_CACHE_DIR, else $XDG_CACHE_HOME/tinygrad_like or
-~/.cache/tinygrad_like), named by a hash of everything that shapes it: the source, the compiler's
+~/.cache/tinygrad_like), named by a hash of everything that shapes it: the sources, the compiler's
 version and flags, and this CPU (-march=native makes code for this CPU only, so a home directory shared
 by two machines keeps one library per CPU). It is compiled to a temporary file in that directory and
 renamed into place, so two processes starting at once never load a half-written library.
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-SOURCE = Path(__file__).with_name("rows.c")
+SOURCES = [Path(__file__).with_name(name) for name in ("rows.c", "attention.c")]
 FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd", "-shared", "-fPIC"]
 LIBS = ["-lmvec", "-lm"]
 _failure: str | None = None
@@ -52,19 +53,19 @@ def _cpu() -> str:
 
 def library_path(cc: str) -> Path:
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([SOURCE.read_text(), version, " ".join(FLAGS + LIBS), _cpu()]).encode())
-    return cache_dir() / f"rows-{key.hexdigest()[:16]}.so"
+    shaped_by = [*(f.read_text() for f in SOURCES), version, " ".join(FLAGS + LIBS), _cpu()]
+    return cache_dir() / f"kernels-{hashlib.sha256(chr(0).join(shaped_by).encode()).hexdigest()[:16]}.so"
 
 
 def build(cc: str, target: Path) -> None:
-    """Compile rows.c into `target`, atomically (a temporary file in the same directory, renamed)."""
+    """Compile the sources into `target`, atomically (a temporary file in the same directory, renamed)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
     os.close(fd)
     try:
-        done = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", tmp, *LIBS], capture_output=True, text=True)
+        done = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", tmp, *LIBS], capture_output=True, text=True)
         if done.returncode:
-            raise OSError(f"{cc} failed on {SOURCE.name}: {done.stderr.strip()[-500:]}")
+            raise OSError(f"{cc} failed on {' and '.join(f.name for f in SOURCES)}: {done.stderr.strip()[-500:]}")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -72,14 +73,14 @@ def build(cc: str, target: Path) -> None:
 
 
 def library_built() -> bool:
-    """Whether rows.c's library for this machine is in the cache already (False without a compiler)."""
+    """Whether the C kernels' library for this machine is in the cache already (False without a compiler)."""
     cc = compiler()
     return cc is not None and library_path(cc).exists()
 
 
 @functools.lru_cache(maxsize=1)
 def library() -> ctypes.CDLL | None:
-    """rows.c's compiled library (built now if it is not in the cache yet), or None; see reason()."""
+    """The C kernels' compiled library (built now if it is not in the cache yet), or None; see reason()."""
     global _failure
     cc = compiler()
     if cc is None:

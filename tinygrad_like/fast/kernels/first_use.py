@@ -1,7 +1,7 @@
 """Compile every kernel a dtype needs at once, at its first use, and say how long it took.
 
 numba compiles a kernel on its first call for each dtype and writes it to its cache (cache=True, in
-__pycache__ beside numba_rows.py, or NUMBA_CACHE_DIR); rows.c is built once per machine (c_build.py).
+__pycache__ beside numba_rows.py, or NUMBA_CACHE_DIR); the C kernels are built once per machine (c_build.py).
 `prepare(dtype)` runs each array function once on a tiny input, so that all the compiling happens in one
 place, and prints one line on stderr when anything had to be compiled; a later run loads everything from
 the caches and prints nothing.
@@ -37,7 +37,7 @@ def prepare(dtype: np.dtype) -> bool:
     compiled = [k for k in vars(numba_rows).values() if hasattr(k, "stats") and sum(k.stats.cache_misses.values())]
     if compiled or built:
         c_note = "" if c_build.library() else f"; C kernels off: {c_build.reason()}"
-        print(f"tinygrad_like: compiled {len(compiled)} numba kernels{' and rows.c' if built else ''} for "
+        print(f"tinygrad_like: compiled {len(compiled)} numba kernels{' and the C kernels' if built else ''} for "
               f"{dtype.name} in {time.perf_counter() - start:.1f} s (cached for later runs){c_note}",
               file=sys.stderr)
     return True
@@ -46,7 +46,7 @@ def prepare(dtype: np.dtype) -> bool:
 def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     """Every array function an op of the engine uses once, on tiny inputs of dtype, with the variant each
     op will use (those of RMSNorm, SiLU and SwiGLU, which no fused op uses yet, compile at their first
-    call): numba's first, while rows.c may still be compiling (the thread c_ready), then the others."""
+    call): numba's first, while the C kernels may still be compiling (the thread c_ready), then the others."""
     x = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
     w, t = np.ones(3, dtype), np.zeros(2, np.int64)
     y, xhat, rstd = arrays.layernorm_forward(x, w, w, 1e-5, variant("layernorm"))
@@ -60,3 +60,8 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     probs, _ = arrays.cross_entropy_forward(x, t, 0.1, variant("cross_entropy"))
     arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
     arrays.gelu_backward(x, arrays.gelu_forward(x, variant("gelu")), variant("gelu"))
+    if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention's tiles (flash.py)
+        s = x[None].copy()                                                   # (1, 2, 3)
+        lse = arrays.tile_softmax_forward(s, np.zeros((2, 3), dtype), x.T, np.empty((1, 2, 2), dtype),
+                                          variant("tile_softmax"))
+        arrays.tile_softmax_backward(s, None, lse, s.copy(), lse, variant("tile_softmax"))

@@ -249,6 +249,57 @@ def swiglu_backward(g, a, b, da, db, lo, hi):
         db[i] = g[i] * v * s
 
 
+# ---------------------------------------------------------------- the attention tile's softmax (attention.c)
+
+@kernel
+def tile_softmax_forward(s, mask, period, lowest, lse, lo, hi):
+    """s ← softmax(s + mask) along each row, row r with mask row r % period (no mask when it has no rows);
+    lse[r] = m + log Σ exp(s + mask − m), m = max(row max, lowest); +inf and weights 0 for a row whose
+    keys are all masked."""
+    n = s.shape[1]
+    for r in range(lo, hi):
+        m = lowest                                              # max(row max, lowest), in the arrays' dtype
+        if mask.shape[0]:
+            mr = r % period
+            for j in range(n):
+                x = s[r, j] + mask[mr, j]
+                s[r, j] = x
+                m = max(m, x)
+        else:
+            for j in range(n):
+                m = max(m, s[r, j])
+        total = m - m
+        for j in range(n):
+            e = math.exp(s[r, j] - m)
+            s[r, j] = e
+            total += e
+        if total == 0:
+            lse[r, 0] = math.inf
+            continue
+        for j in range(n):
+            s[r, j] /= total
+        lse[r, 0] = m + math.log(total)
+
+
+@kernel
+def tile_softmax_backward(s, mask, period, lse, dp, D, lo, hi):
+    """s ← p = exp(s + mask − lse), dp ← ds = p ⊙ (dp − D), row r with mask row r % period, lse[r], D[r]."""
+    n = s.shape[1]
+    for r in range(lo, hi):
+        lr, d = lse[r], D[r]
+        if mask.shape[0]:
+            mr = r % period
+            for j in range(n):
+                p = math.exp(s[r, j] + mask[mr, j] - lr)
+                s[r, j] = p
+                dp[r, j] = p * (dp[r, j] - d)
+        else:
+            for j in range(n):
+                p = math.exp(s[r, j] - lr)
+                s[r, j] = p
+                dp[r, j] = p * (dp[r, j] - d)
+
+
 # ---------------------------------------------------------------- AdamW
 
 @kernel
