@@ -42,36 +42,51 @@ EXP_FUNCTION(double, f64, int64_t, -746.0, 710.0, 6755399441055744.0, 0.69314718
              LIST(1 / 6227020800., 1 / 479001600., 1 / 39916800., 1 / 3628800., 1 / 362880., 1 / 40320.,
                   1 / 5040., 1 / 720., 1 / 120., 1 / 24., 1 / 6., 0.5, 1., 1.))
 
+#pragma omp declare simd notinbranch
+float logf(float);
+#pragma omp declare simd notinbranch
+double log(double);
+
+#define BLOCK 64                                                  /* rows whose lse is taken at once */
+
 #define TILE_KERNELS(T, S, EXP, LOG)                                                                   \
 /* s ← softmax(s + mask) along each row, lse[r] = m + log Σ exp(s + mask − m), m = max(row max, lowest);\
- * a row whose keys are all masked (Σ = 0) gets weights 0 and lse = +inf */                            \
-void tile_softmax_forward_##S(T *restrict s, const T *restrict mask, long ldm, long period, T lowest, T *restrict lse,           \
-                              long n, long lo, long hi) {                                               \
-    for (long r = lo; r < hi; r++) {                                                                   \
-        T *sr = s + r * n; T m = -INFINITY, sum = 0;                                                   \
-        if (mask) {                                                                                    \
-            const T *mr = mask + (r % period) * ldm;                                                   \
-            _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) {                        \
-                T x = sr[j] + mr[j]; sr[j] = x; m = x > m ? x : m; }                                   \
-        } else {                                                                                       \
-            _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) m = sr[j] > m ? sr[j] : m; \
+ * a row whose keys are all masked (Σ = 0) gets weights 0 and lse = +inf. The logs of a block of rows \
+ * are taken in one vector loop at its end. */                                                        \
+void tile_softmax_forward_##S(T *restrict s, const T *restrict mask, long ldm, long period, T lowest,  \
+                              T *restrict lse, long n, long lo, long hi) {                             \
+    T shift[BLOCK], total[BLOCK];                                                                      \
+    long i = lo % period;                                                 /* the row's mask row */     \
+    for (long r0 = lo; r0 < hi; r0 += BLOCK) {                                                         \
+        long r1 = r0 + BLOCK < hi ? r0 + BLOCK : hi;                                                   \
+        for (long r = r0; r < r1; r++, i = i + 1 < period ? i + 1 : 0) {                               \
+            T *sr = s + r * n; T m = lowest, sum = 0;                                                  \
+            if (mask) {                                                                                \
+                const T *mr = mask + i * ldm;                                                          \
+                _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) {                    \
+                    T x = sr[j] + mr[j]; sr[j] = x; m = x > m ? x : m; }                               \
+            } else {                                                                                   \
+                _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) m = sr[j] > m ? sr[j] : m; \
+            }                                                                                          \
+            _Pragma("omp simd reduction(+:sum)") for (long j = 0; j < n; j++) {                        \
+                T e = EXP(sr[j] - m); sr[j] = e; sum += e; }                                           \
+            T inv = sum > 0 ? 1 / sum : 0;                              /* every key masked: p = 0 */  \
+            _Pragma("omp simd") for (long j = 0; j < n; j++) sr[j] *= inv;                             \
+            shift[r - r0] = m; total[r - r0] = sum;                                                    \
         }                                                                                              \
-        m = m > lowest ? m : lowest;                                                                   \
-        _Pragma("omp simd reduction(+:sum)") for (long j = 0; j < n; j++) {                            \
-            T e = EXP(sr[j] - m); sr[j] = e; sum += e; }                                               \
-        if (sum == 0) { lse[r] = INFINITY; continue; }                  /* every key masked: p = 0 */  \
-        T inv = 1 / sum;                                                                               \
-        _Pragma("omp simd") for (long j = 0; j < n; j++) sr[j] *= inv;                                 \
-        lse[r] = m + LOG(sum);                                                                         \
+        _Pragma("omp simd") for (long r = r0; r < r1; r++)                                             \
+            lse[r] = total[r - r0] > 0 ? shift[r - r0] + LOG(total[r - r0]) : INFINITY;                \
     }                                                                                                  \
 }                                                                                                      \
 /* s ← p = exp(s + mask − lse), dp ← ds = p ⊙ (dp − D), each row r with its lse[r] and D[r] */         \
-void tile_softmax_backward_##S(T *restrict s, const T *restrict mask, long ldm, long period, const T *restrict lse, T *restrict dp,        \
-                               const T *restrict D, long n, long lo, long hi) {                                 \
-    for (long r = lo; r < hi; r++) {                                                                   \
+void tile_softmax_backward_##S(T *restrict s, const T *restrict mask, long ldm, long period,           \
+                               const T *restrict lse, T *restrict dp, const T *restrict D,             \
+                               long n, long lo, long hi) {                                             \
+    long i = lo % period;                                                                              \
+    for (long r = lo; r < hi; r++, i = i + 1 < period ? i + 1 : 0) {                                   \
         T *sr = s + r * n, *dr = dp + r * n; T l = lse[r], d = D[r];                                   \
         if (mask) {                                                                                    \
-            const T *mr = mask + (r % period) * ldm;                                                   \
+            const T *mr = mask + i * ldm;                                                              \
             _Pragma("omp simd") for (long j = 0; j < n; j++) {                                         \
                 T p = EXP(sr[j] + mr[j] - l); sr[j] = p; dr[j] = p * (dr[j] - d); }                    \
         } else {                                                                                       \
