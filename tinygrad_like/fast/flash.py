@@ -12,13 +12,20 @@ Forward, per query tile, over its key spans, keeping a running row max m, sum l 
 (the online softmax; one span, the usual case up to T of several hundred, needs no rescaling):
     s = q (kᵀ·scale) + mask,  m' = max(m, rowmax s),  p = exp(s − m'),  c = exp(m − m')
     l = c·l + Σ p,  acc = c·acc + p v;  at the end out = acc / l, and lse = m + log l is saved.
-Backward rebuilds each tile's weights from q, k and lse instead of saving them (no (Tq, Tk) array kept
-between forward and backward). With g' = g·scale and D' = Σ g'⊙out per row:
+Backward rebuilds each tile's weights from q, kᵀ·scale (the contiguous copy forward made, kept: one
+array of k's size) and lse instead of saving them (no (Tq, Tk) array kept between forward and backward).
+With g' = g·scale and D' = Σ g'⊙out per row:
     p = exp(s − lse),  dv += pᵀ g,  ds' = p ⊙ (g' vᵀ − D') (= ds·scale),  dq += ds' k,  dk += ds'ᵀ q
 Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
 whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
 
-Chunks of batch entries are independent, so they run on the thread pool (pool.py).
+When a query tile sees its keys in one span (the usual case), the steps between the products are the
+tile's softmax, forward (`tile_softmax_forward`: the weights, and their product with v) and backward
+(`tile_softmax_backward`: p and ds'), numpy bodies for which the `fast` extra has a one-pass kernel
+(kernels/attention.c), handed over by `kernels.compiled`.
+
+Chunks of batch entries are independent, so they run on the thread pool (pool.py); the kernels run on
+the thread of their chunk.
 """
 from __future__ import annotations
 
@@ -126,14 +133,24 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
     return a.sum(axes, keepdims=True) if axes else a
 
 
-def _scaled(q, k, scale):
-    """(q', k'ᵀ) with q' k'ᵀ = q kᵀ·scale. The scale goes into a contiguous copy of kᵀ: BLAS multiplies
-    by a contiguous one faster than by a transposed view. For a few query rows (decoding with a KV
-    cache) that copy would cost more than it saves: then the scale goes into q and kᵀ stays a view."""
+def scaled_keys(q, k, scale, batch: int):
+    """Room for k'ᵀ = kᵀ·scale (batch, ..., d, Tk), which forward fills chunk by chunk and backward reads
+    again; None when q has fewer than 16 rows. BLAS multiplies by a contiguous kᵀ faster than by a
+    transposed view, and the scale costs nothing in the copy; for a few query rows (decoding with a KV
+    cache) the copy would cost more than it saves: then the scale goes into q and kᵀ stays a view."""
     if q.shape[-2] < 16:
+        return None
+    return np.empty((batch,) + k.shape[1:-2] + k.shape[:-3:-1], np.result_type(k, scale))
+
+
+def _scaled(q, k, scale, kT, fill: bool):
+    """(q', k'ᵀ) with q' k'ᵀ = q kᵀ·scale: q and kT (filled with kᵀ·scale when `fill`), or, where kT is
+    None, q·scale and the view kᵀ (see scaled_keys)."""
+    if kT is None:
         return q * scale, np.swapaxes(k, -1, -2)
-    kT = np.empty(k.shape[:-2] + k.shape[:-3:-1], np.result_type(k, scale))
-    return q, np.multiply(np.swapaxes(k, -1, -2), scale, out=kT)
+    if fill:
+        np.multiply(np.swapaxes(k, -1, -2), scale, out=kT)
+    return q, kT
 
 
 def _transposed(a, rows: int):
@@ -152,18 +169,22 @@ def _scores(q, kT, mask, rows, keys, masked: bool):
 
 
 def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
-    """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk.
+    """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk;
+    return k'ᵀ = kᵀ·scale as the chunks made it (`scaled_keys`), for backward.
 
     q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
     all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
+    kT = scaled_keys(q, k, scale, out.shape[0])
     pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
-                                      _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk]),
+                                      _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk],
+                                      _take(kT, i, i + chunk)),
              range(0, out.shape[0], chunk))
+    return kT
 
 
-def _forward_chunk(q, k, v, mask, scale, tiles, out, lse):
+def _forward_chunk(q, k, v, mask, scale, tiles, out, lse, kT):
     q = np.broadcast_to(q, out.shape[:-2] + q.shape[-2:])                        # every batch axis
-    q, kT = _scaled(q, k, scale)
+    q, kT = _scaled(q, k, scale, kT, fill=True)
     v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
     for (a, b), spans in tiles:
         if len(spans) == 1:                                                       # the usual case: one span
@@ -224,18 +245,19 @@ def _online_tile(q, kT, v, mask, rows, spans, out, lse):
     np.add(shift, row_sum, out=lse[..., a:b, :])
 
 
-def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int):
+def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int, kT):
     """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
-    after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse."""
+    after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse
+    and the k'ᵀ that forward returned."""
     pool.run(lambda i: _backward_chunk(
         g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
         lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk],
-        dv[i:i + chunk]), range(0, g.shape[0], chunk))
+        dv[i:i + chunk], _take(kT, i, i + chunk)), range(0, g.shape[0], chunk))
 
 
-def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv):
+def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT):
     q = np.broadcast_to(q, g.shape[:-2] + q.shape[-2:])                          # every batch axis
-    qs, kT = _scaled(q, k, scale)
+    qs, kT = _scaled(q, k, scale, kT, fill=False)
     vT = _transposed(v, q.shape[-2])
     g_s = g * scale                                                               # g', contiguous
     D = np.vecdot(g_s, out)[..., None]                                            # D' = Σ g'⊙out per row

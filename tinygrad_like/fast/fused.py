@@ -503,7 +503,7 @@ def cross_entropy_backward(p: np.ndarray, targets: np.ndarray, smoothing: float,
 
 class Attention(Fused):
     """softmax(q kᵀ·scale + mask) v on (..., T, d) arrays; mask is additive (0 or −inf, or any float).
-    Computed in cache-sized tiles by flash.py, which keeps only each row's log-sum-exp for backward.
+    Computed in cache-sized tiles by flash.py, which keeps each row's log-sum-exp and kᵀ·scale for backward.
 
     Backward, with w the attention weights: dv = wᵀg, dw = g vᵀ, ds = w ⊙ (dw − Σ dw⊙w),
     dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes). A query row whose
@@ -540,7 +540,7 @@ class Attention(Fused):
         self.lse = np.empty(batch + (Tq, 1), out.dtype)
         self.chunk, self.tiles = flash.tiling(mask, batch, Tq, Tk, out.dtype.itemsize)
         self.arrays = q, k, v, mask
-        flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk)
+        self.kT = flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk)
         return out.reshape(shape + out.shape[-2:])
 
     def backward(self, grad, out):
@@ -553,7 +553,7 @@ class Attention(Fused):
         g = grad.data.reshape(self.lse.shape[:-2] + grad.shape[-2:])
         grads = [np.empty(self.lse.shape[:-2] + a.shape[-2:], a.dtype) for a in (qa, ka, va)]
         flash.backward(g, qa, ka, va, out.data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
-                       self.chunk)
+                       self.chunk, self.kT)
         return tuple(Tensor._make(d.reshape(p.shape) if d.size == p.data.size else unbroadcast(d, p.shape), None)
                      if wanted else None for d, p, wanted in zip(grads, self.parents, need))
 
@@ -611,7 +611,8 @@ class MultiHeadAttention(Fused):
         self.tiles = flash.causal_spans(T, tq, span, qkv.dtype) if causal else flash.key_spans(None, T, T, tq, span)
         out = np.empty((B, T, n_kv, group, hs), qkv.dtype)
         self.lse = np.empty(q.shape[:-1] + (1,), qkv.dtype)
-        flash.forward(q, k, v, self._mask(T, qkv.dtype), self.scale, self.tiles, by_heads(out), self.lse, self.chunk)
+        self.kT = flash.forward(q, k, v, self._mask(T, qkv.dtype), self.scale, self.tiles, by_heads(out), self.lse,
+                                self.chunk)
         return out.reshape(B, T, n_kv * group * hs)
 
     def _mask(self, T, dtype):
@@ -630,7 +631,7 @@ class MultiHeadAttention(Fused):
         dq, dk, dv = split_heads(dqkv, *self.heads)                                # views: written in place
         g, o = (by_heads(a.data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
         flash.backward(g, q, k, v, o, self.lse, self._mask(T, qkv.dtype), self.scale, self.tiles, dq, dk, dv,
-                       self.chunk)
+                       self.chunk, self.kT)
         return Tensor._make(dqkv, None)
 
 
