@@ -1,8 +1,9 @@
-"""The attention tile's softmax of the `fast` extra (kernels/attention.c, kernels/numba_rows.py) equals its
-numpy bodies (fast/flash.py: tile_softmax_forward, tile_softmax_backward): to 1e-12 in float64 and within
-float32 rounding in float32 (tests/test_kernels.py's bound), with masks of every kind, rows whose keys are
-all masked, row lengths that are no multiple of a vector, and logits far from 0; C's own exp is within an
-ulp of numpy's; and the fused attention ops running the kernels equal the composed attention to 1e-12."""
+"""The attention kernels of the `fast` extra (kernels/attention.c, kernels/numba_rows.py) equal their numpy
+bodies (fast/flash.py): the tile's softmax (tile_softmax_forward, tile_softmax_backward) to 1e-12 in float64
+and within float32 rounding in float32 (tests/test_kernels.py's bound), with masks of every kind, rows whose
+keys are all masked, row lengths that are no multiple of a vector, and logits far from 0, C's own exp within
+an ulp; the transposing copy (transpose_copy) bit for bit, from every layout the fused ops hand it; and the
+fused attention ops running the kernels equal the composed attention to 1e-12."""
 import numpy as np
 import pytest
 
@@ -10,6 +11,7 @@ pytest.importorskip("numba")
 
 from tests.test_kernels import FLOAT32_ULPS, float32_bound, need  # noqa: E402
 from tinygrad_like import Tensor, composed, grad  # noqa: E402
+from tinygrad_like.composites import split_heads  # noqa: E402
 from tinygrad_like.fast import flash, kernels  # noqa: E402
 from tinygrad_like.fast.kernels import arrays as K  # noqa: E402
 from tinygrad_like.fast.kernels import c_build, ready  # noqa: E402
@@ -139,6 +141,31 @@ def test_the_c_kernels_exp_is_within_an_ulp(dtype):
     np.testing.assert_array_equal(ones, np.where(np.isnan(p), np.nan, p))        # ds = p·(1 − 0)
 
 
+def transpose_sources(dtype):
+    """name -> an array (..., n, d) as the fused ops hand one to transpose_copy."""
+    qkv = rng.standard_normal((3, 37, 4 * 8)).astype(dtype)                    # 2 query heads, 1 KV head of 8
+    _, k, v = split_heads(qkv, 2, 1)
+    packed = rng.standard_normal((2, 37, 3 * 3 * 5)).astype(dtype)
+    _, k3, _ = split_heads(packed, 3, 3)
+    return {"k of a packed projection, one KV head": k, "v of it": v, "k, three heads": k3,
+            "contiguous (N, H, n, d)": rng.standard_normal((2, 3, 37, 5)).astype(dtype),
+            "one batch axis": rng.standard_normal((4, 37, 6)).astype(dtype),
+            "broadcast over heads": np.broadcast_to(rng.standard_normal((2, 1, 37, 5)), (2, 3, 37, 5)).astype(dtype),
+            "three batch axes that do not merge (numpy's copy)": k3[:, :, None].repeat(2, 2)[..., ::1, :]}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("variant", ["numba", "c"])
+def test_transpose_kernel_copies_bit_for_bit(variant, dtype):
+    need(variant)
+    for name, a in transpose_sources(dtype).items():
+        for scale in (None, dtype(0.37)):
+            out, want = (np.empty(a.shape[:-2] + a.shape[:-3:-1], dtype) for _ in range(2))
+            assert K.transpose_copy(a, scale, out, variant) is out
+            np.testing.assert_array_equal(out, flash.transpose_copy(a, scale, want), err_msg=name)
+            np.testing.assert_array_equal(out, np.swapaxes(a, -1, -2) * (1 if scale is None else scale), err_msg=name)
+
+
 # ---------------------------------------------------------------- wired into the fused attention ops
 
 FUSED_CASES = {  # name: (function of the inputs, input shapes)
@@ -165,12 +192,13 @@ def count_tile_calls(monkeypatch):
     monkeypatch.setattr(kernels, "MIN_SIZE", 0)                 # the tests' tiles are small
     monkeypatch.setattr(kernels, "_chosen", {})
     calls = {}
-    for way in ("forward", "backward"):
-        fn = getattr(K, f"tile_softmax_{way}")
+    for way, name in (("forward", "tile_softmax_forward"), ("backward", "tile_softmax_backward"),
+                      ("transpose", "transpose_copy")):
+        fn = getattr(K, name)
         def spy(*args, fn=fn, way=way, **kwargs):
             calls[way] = calls.get(way, 0) + 1
             return fn(*args, **kwargs)
-        monkeypatch.setattr(K, f"tile_softmax_{way}", spy)
+        monkeypatch.setattr(K, name, spy)
     return calls
 
 
@@ -200,6 +228,7 @@ def test_attention_with_tile_kernels_equals_composed(name, tiles, monkeypatch):
         calls.clear()
         got = value_and_grads(fn, arrays, u)
         assert calls.get("forward", 0) >= (1 if tiles == "automatic" else 0) and calls.get("backward", 0) >= 1
+        assert calls.get("transpose", 0) >= 2                       # kᵀ·scale and vᵀ, in each chunk
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=variant)
 
@@ -218,7 +247,8 @@ def test_attention_float32_with_tile_kernels_within_rounding(monkeypatch):
     for choice in ("off", "on"):
         monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", choice)
         results[choice] = value_and_grads(fn, [x], u)
-    assert calls == ({"forward": 3, "backward": 3} if c_build.library() is not None else {})  # 3 tiles of 32 rows
+    assert calls == ({"forward": 3, "backward": 3, "transpose": 2}  # 3 tiles of 32 rows; kᵀ and vᵀ
+                     if c_build.library() is not None else {"transpose": 2})
     scale = [np.abs(want[0]).max(), np.abs(want[1]).max() + np.abs(u).max()]
     for choice, got in results.items():
         for a, b, size in zip(got, want, scale):
@@ -235,10 +265,11 @@ def test_without_a_compiler_the_numpy_body_runs(monkeypatch):
     monkeypatch.delenv("TINYGRAD_LIKE_KERNELS", raising=False)
     x = Tensor(rng.standard_normal((2, 20, 12)), requires_grad=True)
     x.multihead_attention(2, is_causal=True).sum().backward()
-    assert calls == {}
+    assert calls == {"transpose": 2}                                # numba's transposing copy beats numpy's
     monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "numba")
+    calls.clear()
     x.multihead_attention(2, is_causal=True).sum().backward()
-    assert calls == {"forward": 1, "backward": 1}
+    assert calls == {"forward": 1, "backward": 1, "transpose": 2}
 
 
 def test_a_strided_tile_is_refused():

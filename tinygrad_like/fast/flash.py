@@ -149,13 +149,26 @@ def _scaled(q, k, scale, kT, fill: bool):
     if kT is None:
         return q * scale, np.swapaxes(k, -1, -2)
     if fill:
-        np.multiply(np.swapaxes(k, -1, -2), scale, out=kT)
+        compiled(transpose_copy, kT)(k, scale, kT)
     return q, kT
 
 
 def _transposed(a, rows: int):
-    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it (see _scaled)."""
-    return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if rows >= 16 else np.swapaxes(a, -1, -2)
+    """(..., T, d) -> (..., d, T), contiguous when `rows` query rows will be multiplied by it (see scaled_keys)."""
+    if rows < 16:
+        return np.swapaxes(a, -1, -2)
+    out = np.empty(a.shape[:-2] + a.shape[:-3:-1], a.dtype)
+    return compiled(transpose_copy, out)(a, None, out)
+
+
+def transpose_copy(a: np.ndarray, scale, out: np.ndarray) -> np.ndarray:
+    """out = aᵀ·scale (aᵀ when scale is None) for a (..., n, d), out (..., d, n): kᵀ·scale and vᵀ, from the
+    packed projection's layout; returns out. The numpy body of a kernel of the `fast` extra
+    (kernels/attention.c), as a head's rows are short for numpy's transposing copy."""
+    if scale is None:
+        np.copyto(out, np.swapaxes(a, -1, -2))
+        return out
+    return np.multiply(np.swapaxes(a, -1, -2), scale, out=out)
 
 
 def _scores(q, kT, mask, rows, keys, masked: bool):

@@ -23,9 +23,10 @@ import numpy as np
 from tinygrad_like.fast import pool
 from tinygrad_like.fast.kernels import c_build
 
-C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu", "tile_softmax"}  # the ops in C
+C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu", "tile_softmax", "transpose"}  # in C
 KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
-        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c", "tile_softmax": "c"}
+        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c", "tile_softmax": "c",
+        "transpose": "c"}
 GELU_C = math.sqrt(2 / math.pi)
 
 # rows.c's and attention.c's functions: their arguments before (n,) lo, hi — "a" a float array, "i" an int64
@@ -39,6 +40,7 @@ C_ARGS = {
     "silu_forward": ("aa", False), "silu_backward": ("aaa", False),
     "swiglu_forward": ("aaa", False), "swiglu_backward": ("aaaaa", False),
     "tile_softmax_forward": ("amlsa", True), "tile_softmax_backward": ("amlaaa", True),
+    "transpose_copy": ("aisa", False),
 }
 
 
@@ -327,6 +329,54 @@ def tile_softmax_backward(s: np.ndarray, mask: np.ndarray | None, lse: np.ndarra
     per_row = [np.ascontiguousarray(np.broadcast_to(a, s.shape[:-1] + (1,))).reshape(-1) for a in (lse, D)]
     fn = kernel("tile_softmax_backward", variant_for("tile_softmax", variant), s.dtype)
     fn(rows, _mask_block(mask, s), s.shape[-2], per_row[0], dp.reshape(rows.shape), per_row[1], 0, rows.shape[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _blocks(shape: tuple, strides: tuple, itemsize: int):
+    """(n0, n1, src strides of the two, or None) for the leading axes of an array (..., n, d) of that
+    shape and strides: at most two after dropping those of size 1 and merging neighbours that step
+    evenly; None when they do not come down to two, or a stride is not a whole number of elements."""
+    if any(s % itemsize for s in strides):
+        return None
+    axes = []
+    for n, st in zip(shape[:-2], strides[:-2]):
+        if n == 1:
+            continue
+        if axes and axes[-1][1] == st * n:
+            axes[-1] = (axes[-1][0] * n, st)
+        else:
+            axes.append((n, st))
+    if len(axes) > 2:
+        return None
+    (n0, s0), (n1, s1) = [(1, 0)] * (2 - len(axes)) + axes
+    return n0, n1, s0 // itemsize, s1 // itemsize
+
+
+@functools.lru_cache(maxsize=64)
+def _transpose_layout(shape: tuple, strides: tuple, itemsize: int):
+    """The layout array attention.c's transpose_copy reads (n1, n, d, s0, s1, row stride), read-only, or None."""
+    blocks = _blocks(shape, strides, itemsize)
+    if blocks is None or strides[-1] != itemsize or strides[-2] % itemsize:
+        return None
+    n0, n1, s0, s1 = blocks
+    layout = np.array([n1, shape[-2], shape[-1], s0, s1, strides[-2] // itemsize], np.int64)
+    layout.flags.writeable = False
+    return n0, layout
+
+
+def transpose_copy(a: np.ndarray, scale, out: np.ndarray, variant=None) -> np.ndarray:
+    """flash.transpose_copy: out (..., d, n), C-contiguous, = aᵀ·scale for a (..., n, d) with unit stride
+    along d and leading axes that come down to two (`_blocks`): a view of the packed projection, or a
+    contiguous array; numpy's copy otherwise. Returns out. On the calling thread."""
+    found = _transpose_layout(a.shape, a.strides, a.itemsize) if out.flags.c_contiguous else None
+    if found is None:
+        return np.multiply(np.swapaxes(a, -1, -2), 1 if scale is None else scale, out=out)
+    n0, layout = found
+    n1, n, d, s0, s1, sr = layout.tolist()
+    src = np.lib.stride_tricks.as_strided(a, (n0, n1, n, d), tuple(x * a.itemsize for x in (s0, s1, sr, 1)))
+    fn = kernel("transpose_copy", variant_for("transpose", variant), out.dtype)
+    fn(src, layout, out.dtype.type(1 if scale is None else scale), out.reshape(-1, d, n), 0, n0 * n1)
+    return out
 
 
 # ---------------------------------------------------------------- Adam and AdamW

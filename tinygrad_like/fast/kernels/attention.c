@@ -96,5 +96,26 @@ void tile_softmax_backward_##S(T *restrict s, const T *restrict mask, long ldm, 
     }                                                                                                  \
 }
 
+/* dst (blocks, d, n) = srcᵀ·scale for src (blocks, n, d) with unit stride along d: kᵀ·scale and vᵀ from
+ * the packed projection, whose rows, a head wide, are too short for numpy's transposing copy. Block b
+ * of src starts at (b / n1)·s0 + (b % n1)·s1 and its rows are sr apart (layout: n1, n, d, s0, s1, sr,
+ * in elements). dst is written 16 columns at a time, each row of them read from 16 src rows. */
+#define TRANSPOSE_KERNEL(T, S)                                                                         \
+void transpose_copy_##S(const T *restrict src, const long *layout, T scale, T *restrict dst,           \
+                        long lo, long hi) {                                                            \
+    long n1 = layout[0], n = layout[1], d = layout[2], sr = layout[5];                                 \
+    for (long b = lo; b < hi; b++) {                                                                   \
+        const T *a = src + (b / n1) * layout[3] + (b % n1) * layout[4]; T *o = dst + b * d * n;        \
+        for (long c = 0; c < n; c += 16) {                                                             \
+            long e = c + 16 < n ? c + 16 : n;                                                          \
+            for (long j = 0; j < d; j++) {                                                             \
+                _Pragma("omp simd") for (long t = c; t < e; t++) o[j * n + t] = a[t * sr + j] * scale; \
+            }                                                                                          \
+        }                                                                                              \
+    }                                                                                                  \
+}
+
 TILE_KERNELS(float, f32, exp_f32, logf)
 TILE_KERNELS(double, f64, exp_f64, log)
+TRANSPOSE_KERNEL(float, f32)
+TRANSPOSE_KERNEL(double, f64)

@@ -60,8 +60,9 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     probs, _ = arrays.cross_entropy_forward(x, t, 0.1, variant("cross_entropy"))
     arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
     arrays.gelu_backward(x, arrays.gelu_forward(x, variant("gelu")), variant("gelu"))
-    if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention's tiles (flash.py)
+    if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention (flash.py)
         s = x[None].copy()                                                   # (1, 2, 3)
         lse = arrays.tile_softmax_forward(s, np.zeros((2, 3), dtype), x.T, np.empty((1, 2, 2), dtype),
                                           variant("tile_softmax"))
         arrays.tile_softmax_backward(s, None, lse, s.copy(), lse, variant("tile_softmax"))
+    arrays.transpose_copy(x[None], 2.0, np.empty((1, 3, 2), dtype), variant("transpose"))

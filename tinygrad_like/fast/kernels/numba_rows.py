@@ -300,6 +300,17 @@ def tile_softmax_backward(s, mask, period, lse, dp, D, lo, hi):
                 dp[r, j] = p * (dp[r, j] - d)
 
 
+@kernel
+def transpose_copy(src, layout, scale, dst, lo, hi):
+    """dst (blocks, d, n) = srcᵀ·scale for src (n0, n1, n, d), block b = (b / n1, b % n1), blocks lo..hi
+    (layout: for attention.c's version)."""
+    n1 = src.shape[1]
+    for b in range(lo, hi):
+        for t in range(src.shape[2]):
+            for j in range(src.shape[3]):
+                dst[b, j, t] = src[b // n1, b % n1, t, j] * scale
+
+
 # ---------------------------------------------------------------- AdamW
 
 @kernel
