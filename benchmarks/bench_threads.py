@@ -8,16 +8,20 @@
      out on the engine's pool (`tinygrad_like.set_num_threads`, `pool.matmul`; BLAS held to 1 thread);
      and, for comparison, the same products on numpy's BLAS with 2 threads of its own (threadpoolctl);
    - attention: `MultiHeadAttention`, whose chunks of batch entries run on the pool;
-   - elementwise: GELU over (16, 128, 512), whose cache-sized pieces run on the pool, one run of
-     neighbours per thread (`pool.run_in_runs`). numpy's ufuncs let go of the GIL, but each of the ~20
-     calls per piece takes it back; LayerNorm, softmax and cross-entropy stay on one thread.
+   - elementwise: GELU over (16, 128, 512), LayerNorm over (16, 128, 128) and cross-entropy over
+     (2048, 128) logits. With the `fast` extra's kernels each is a one-pass kernel run on the pool's
+     threads (runs of rows or elements, tinygrad_like/fast/kernels/arrays.py); without them GELU's
+     cache-sized pieces run on the pool (`pool.run_in_runs`) and LayerNorm and cross-entropy on one thread;
+   - optimizer: one AdamW step over the small config's parameters (the kernel shares each parameter's
+     elements out on the pool; numpy's update runs on one thread).
 2. One step of the small config on 1 thread, split by what each op is (time inside every Function's
-   forward and backward; the rest, Python between ops, the optimizer and the embedding, is "other").
+   forward and backward, and the optimizer's step; the rest, Python between ops and the embedding, is
+   "other").
 3. On paper, for `--cores` threads (Amdahl): each kind's time divided by its speedup there, the
    speedup at N threads taken as N times the efficiency measured at 2 (speedup at 2 / 2): generous to
-   threads, since efficiency falls as threads are added. Elementwise work and "other" stay at 1x:
-   most of it runs on one thread in this engine (GELU, on the pool, is counted there too, which is
-   cautious).
+   threads, since efficiency falls as threads are added. "other" stays at 1x. Two estimates: the
+   elementwise ops and the optimizer threaded at their measured efficiency (what the kernels do), and
+   on one thread (numpy's bodies, most of which run on one thread).
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import record  # noqa: E402
 from machine import blas_limit, machine_line  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
-from tinygrad_like.fast import pool  # noqa: E402
+from tinygrad_like.fast import kernels, pool  # noqa: E402
 from tinygrad_like.fast.memory import tune_malloc  # noqa: E402
 from tinygrad_like.function import Function  # noqa: E402
 
@@ -67,19 +71,44 @@ def attention_work(rng):
     return run
 
 
-def gelu_work(rng):
-    x = Tensor(rng.standard_normal((B, T, 4 * C), np.float32), requires_grad=True)
-    g = np.ones(x.shape, np.float32)
+def elementwise_work(rng):
+    """GELU, LayerNorm and cross-entropy of the small config's shapes, forward and backward."""
+    h = Tensor(rng.standard_normal((B, T, 4 * C), np.float32), requires_grad=True)
+    x = Tensor(rng.standard_normal((B, T, C), np.float32), requires_grad=True)
+    w, b = (Tensor(rng.standard_normal(C, np.float32), requires_grad=True) for _ in range(2))
+    logits = Tensor(rng.standard_normal((B * T, 128), np.float32), requires_grad=True)
+    targets = rng.integers(0, 128, B * T)
+    g_h, g_x = np.ones(h.shape, np.float32), np.ones(x.shape, np.float32)
 
     def run():
-        x.grad = None
-        x.gelu().backward(g)
+        for t in (h, x, w, b, logits):
+            t.grad = None
+        h.gelu().backward(g_h)
+        x.layernorm(-1, 1e-5, w, b).backward(g_x)
+        logits.sparse_categorical_crossentropy(targets).backward()
     return run
+
+
+def small_model():
+    from models.gpt import GPT, GPTConfig
+    Tensor.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=128, block_size=T, n_layer=4, n_head=N_HEAD, n_embd=C))
+
+
+def optimizer_work(rng):
+    """One AdamW step over the small config's parameters, with gradients of their shapes."""
+    from nn.optim import AdamW
+    params = small_model().parameters()
+    for p in params:
+        p.grad = Tensor(rng.standard_normal(p.shape).astype(np.float32) * 1e-3)
+    opt = AdamW(params, lr=3e-4)
+    return opt.step
 
 
 def speedups(rounds: int, rng) -> dict:
     """kind -> (ms on 1 thread, ms on 2 threads), medians over alternated rounds."""
-    matmul, attention, gelu = matmul_work(rng, pool.matmul), attention_work(rng), gelu_work(rng)
+    matmul, attention = matmul_work(rng, pool.matmul), attention_work(rng)
+    elementwise, optimizer = elementwise_work(rng), optimizer_work(rng)
     blas_matmul = matmul_work(rng)
     times = defaultdict(list)
     for _ in range(rounds):
@@ -88,12 +117,13 @@ def speedups(rounds: int, rng) -> dict:
                 pool.set_num_threads(threads)
                 times["matmul", threads].append(timed(matmul))
                 times["attention", threads].append(timed(attention))
-                times["elementwise", threads].append(timed(gelu))
+                times["elementwise", threads].append(timed(elementwise))
+                times["optimizer", threads].append(timed(optimizer))
                 pool.set_num_threads(1)
             with blas_limit(threads):
                 times["matmul on BLAS threads", threads].append(timed(blas_matmul))
     return {kind: (statistics.median(times[kind, 1]), statistics.median(times[kind, 2]))
-            for kind in ("matmul", "matmul on BLAS threads", "attention", "elementwise")}
+            for kind in ("matmul", "matmul on BLAS threads", "attention", "elementwise", "optimizer")}
 
 
 def timed(fn, repeats: int = 5) -> float:
@@ -105,11 +135,10 @@ def timed(fn, repeats: int = 5) -> float:
 
 
 def step_split(steps: int) -> dict:
-    """kind -> ms per step of the small config on 1 thread ("other": the step minus every op's time)."""
-    from models.gpt import GPT, GPTConfig
+    """kind -> ms per step of the small config on 1 thread ("other": the step minus every op's and the
+    optimizer's time)."""
     from nn.optim import AdamW
-    Tensor.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=128, block_size=T, n_layer=4, n_head=N_HEAD, n_embd=C))
+    model = small_model()
     opt = AdamW(model.parameters(), lr=3e-4)
     rng = np.random.default_rng(0)
     x, y = (rng.integers(0, 128, (B, T)) for _ in range(2))
@@ -134,7 +163,9 @@ def step_split(steps: int) -> dict:
     def step():
         opt.zero_grad()
         model(x, y)[1].backward()
+        t0 = time.perf_counter()
         opt.step()
+        spent["optimizer"] += time.perf_counter() - t0
     try:
         with blas_limit(1):
             step()
@@ -184,11 +215,16 @@ def main(argv=None) -> dict:
     parts = sorted(split.items(), key=lambda kv: -kv[1])
     print(f"\nthe small config's step on 1 thread: {total:.1f} ms = "
           + ", ".join(f"{kind} {ms:.1f} ({ms / total:.0%})" for kind, ms in parts))
-    kept = {kind: gains[kind] for kind in ("matmul", "attention")}                # elementwise stays serial
-    estimate = {n: on_paper(split, kept, n) for n in (2, args.cores)}
-    print(f"on paper (Amdahl; matmul and attention at the efficiency measured at 2 threads, the rest on one "
-          f"thread): step speedup {estimate[2]:.2f}x on 2 threads, {estimate[args.cores]:.2f}x on {args.cores}")
-    return dict(speedups=gains, split=split, on_paper=estimate)
+    threaded = {kind: gains[kind] for kind in ("matmul", "attention", "elementwise", "optimizer")}
+    serial = {kind: gains[kind] for kind in ("matmul", "attention")}
+    estimate = {n: on_paper(split, threaded, n) for n in (2, args.cores)}
+    estimate_serial = {n: on_paper(split, serial, n) for n in (2, args.cores)}
+    print(f"on paper (Amdahl; each kind at the efficiency measured at 2 threads, \"other\" on one thread): step "
+          f"speedup {estimate[2]:.2f}x on 2 threads, {estimate[args.cores]:.2f}x on {args.cores}; with the "
+          f"elementwise ops and the optimizer on one thread: {estimate_serial[2]:.2f}x and "
+          f"{estimate_serial[args.cores]:.2f}x")
+    return dict(speedups=gains, split=split, on_paper=estimate, on_paper_serial_elementwise=estimate_serial,
+                kernels=kernels.ready(np.float32))
 
 
 if __name__ == "__main__":

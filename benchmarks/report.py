@@ -158,28 +158,33 @@ def bench_kernels(data: dict) -> str:
 
 
 def bench_threads(data: dict) -> str:
-    """Each kind of work on 1 and 2 threads, its share of a 1-thread step, and Amdahl's estimate."""
+    """Each kind of work on 1 and 2 threads, its share of a 1-thread step, and Amdahl's estimates."""
     r = next(iter(data["runs"].values()))
     gains, split, paper = r["speedups"], r["split"], r["on_paper"]
     total = sum(split.values())
 
     def share(*kinds):
         return f"{sum(split.get(k, 0.0) for k in kinds) / total:.0%}"
+    on_pool = "one-pass kernels on the pool" if r.get("kernels") else "numpy; GELU's pieces on the pool"
     labels = [("matmul", "a block's four products on the pool (`pool.matmul`)", share("matmul") + " (all products)"),
               ("matmul on BLAS threads", "the same on BLAS's own threads, for comparison", ""),
               ("attention", "attention (`MultiHeadAttention`, chunks on the pool)", share("attention")),
-              ("elementwise", "GELU (one run of cache-sized pieces per thread, `pool.run_in_runs`)",
-               share("elementwise") + " (all elementwise ops)")]
+              ("elementwise", f"GELU, LayerNorm, cross-entropy ({on_pool})",
+               share("elementwise") + " (all elementwise ops)"),
+              ("optimizer", "AdamW's step over the model's parameters", share("optimizer"))]
     rows = [[label, f"{gains[k][0]:.1f} ms", f"{gains[k][1]:.1f} ms", f"{gains[k][0] / gains[k][1]:.2f}", s]
-            for k, label, s in labels]
-    rows.append(["the rest: Python between ops, AdamW, embeddings", "", "", "", share("other")])
+            for k, label, s in labels if k in gains]
+    rows.append(["the rest: Python between ops, embeddings", "", "", "", share("other")])
     cores = max(int(n) for n in paper)
+    text = (f"\nBy Amdahl's law, with every kind at the efficiency measured at 2 threads and the rest on one "
+            f"thread, a step would run {paper['2']:.2f}x faster on 2 threads and {paper[str(cores)]:.2f}x on {cores}")
+    serial = r.get("on_paper_serial_elementwise")
+    if serial:
+        text += (f"; with the elementwise ops and the optimizer on one thread (numpy's bodies), {serial['2']:.2f}x "
+                 f"and {serial[str(cores)]:.2f}x")
     return header(data) + "\n" + table(
         ["work (forward+backward, small config's shapes)", "1 thread", "2 threads", "speedup",
-         "share of a 1-thread step"], rows) + (
-        f"\nBy Amdahl's law, with products and attention at the efficiency measured at 2 threads and the rest on "
-        f"one thread, a step would run {paper['2']:.2f}x faster on 2 threads and {paper[str(cores)]:.2f}x on "
-        f"{cores}.\n")
+         "share of a 1-thread step"], rows) + text + ".\n"
 
 
 def bench_generate(data: dict) -> str:

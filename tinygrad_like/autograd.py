@@ -19,13 +19,21 @@ import weakref
 
 from tinygrad_like.function import check_finite, state
 
-_retained = weakref.WeakValueDictionary()   # {id(t): t}, the intermediates whose .grad is kept (retain_grad)
+_retained: dict = {}   # {id(t): weak reference to t}, the intermediates whose .grad is kept (retain_grad)
 
 
 def retain(t) -> None:
     """Keep the gradient of the intermediate tensor `t` in t.grad at every backward (Tensor.retain_grad).
-    Held weakly and by id: a tensor's == is elementwise, so it cannot be looked up by equality."""
-    _retained[id(t)] = t
+    Held weakly and by id (a tensor's == is elementwise, so it cannot be looked up by equality); the entry
+    goes when t does. A plain dict, not a WeakValueDictionary: the walk asks whether it is empty at
+    every node, and a plain dict answers that without a Python call."""
+    key = id(t)
+    _retained[key] = weakref.ref(t, lambda _, key=key: _retained.pop(key, None))
+
+
+def _is_retained(node) -> bool:
+    ref = _retained.get(id(node))
+    return ref is not None and ref() is node
 
 
 def _keep_grad(node, g, create_graph: bool) -> None:
@@ -109,7 +117,7 @@ class Walk:
                 self.found[node] = g
             if self.retain:
                 node._last_grad = g.data  # kept for draw_graph(show_grads=True)
-            if _retained and self.wanted is None and _retained.get(id(node)) is node:
+            if _retained and self.wanted is None and _is_retained(node):
                 _keep_grad(node, g, self.create_graph)   # retain_grad(): an intermediate keeps its .grad
             grads = _unchecked_backward(ctx, g, node) if self.anomaly else ctx.backward(g, node)
             if not isinstance(grads, tuple):

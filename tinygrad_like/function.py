@@ -7,6 +7,7 @@ are written with Tensor ops, so the gradient is itself a graph when `create_grap
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 
 import numpy as np
@@ -22,6 +23,7 @@ class _State(threading.local):
 
 
 state = _State()
+_array_of = operator.attrgetter("_data")   # a Tensor's numpy array, for map()
 
 
 class no_grad(contextlib.ContextDecorator):
@@ -126,7 +128,7 @@ class Function:
     def apply(cls, *parents, **kwargs):
         fn = cls()
         try:
-            data = fn.forward(*[p._data for p in parents], **kwargs)
+            data = fn.forward(*map(_array_of, parents), **kwargs)
             if not isinstance(data, np.ndarray):
                 data = np.asarray(data)  # np.sum over all axes, or 0-d arithmetic, gives a numpy scalar
         except ValueError as e:
@@ -154,10 +156,10 @@ class Function:
         as nothing else holds it. `skeletons` ({tensor: skeleton}, one per backward) lets a
         tensor used by several ops keep one skeleton. Walking a freed node again is an error
         (autograd.backprop)."""
-        parents, scope = self.parents, self.scope
-        self.__dict__.clear()
-        self.parents = tuple([p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons) for p in parents])
-        self.freed, self.scope = True, scope
+        kept = []
+        for p in self.parents:
+            kept.append(p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons))
+        self.__dict__ = {"parents": tuple(kept), "scope": self.scope, "freed": True}   # the rest goes at once
 
 
 def _skeleton_of(t, skeletons: dict) -> Skeleton:

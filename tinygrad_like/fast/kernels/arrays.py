@@ -122,6 +122,14 @@ def _flat(a: np.ndarray, dtype=None) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
 
 
+def _empty(shape: tuple, dtype, n: int | None = None) -> tuple:
+    """(out, view): a new array of `shape`, and the same memory as rows (r, n) (or flat, n None) for a
+    kernel to write. The caller hands back `out` itself, an array that owns its memory, so that a leaf's
+    .grad can keep it without a copy (autograd.Walk.leaf)."""
+    out = np.empty(shape, dtype)
+    return out, out.reshape(-1) if n is None else out.reshape(-1, n)
+
+
 def _typed(dtype, *values):
     return [dtype.type(v) for v in values]
 
@@ -133,16 +141,15 @@ def layernorm_forward(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None,
     rstd (..., 1). Without w, y is x̂ (the same array)."""
     x2 = _rows(x)
     dtype = x2.dtype
-    ones, zeros = np.ones(x2.shape[1], dtype), np.zeros(x2.shape[1], dtype)
-    w2 = ones if w is None else _flat(w, dtype)
-    b2 = zeros if b is None else _flat(b, dtype)
-    xhat, y = np.empty_like(x2), np.empty_like(x2) if w is not None else None
-    rstd = np.empty((x2.shape[0], 1), dtype)
+    n = x2.shape[1]
+    w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
+    b2 = np.zeros(n, dtype) if b is None else _flat(b, dtype)
+    xhat, xhat2 = _empty(x.shape, dtype, n)
+    y, y2 = (xhat, xhat2) if w is None else _empty(x.shape, dtype, n)
+    rstd = np.empty((*x.shape[:-1], 1), dtype)
     fn = kernel("layernorm_forward", variant_for("layernorm", variant), dtype)
-    share(fn, x2.shape[0], x2.nbytes, x2, w2, b2, *_typed(dtype, eps, 1 / x2.shape[1]), xhat, rstd,
-          xhat if y is None else y)
-    shape = x.shape
-    return ((xhat if y is None else y).reshape(shape), xhat.reshape(shape), rstd.reshape(*shape[:-1], 1))
+    share(fn, x2.shape[0], x2.nbytes, x2, w2, b2, *_typed(dtype, eps, 1 / n), xhat2, rstd.reshape(-1, 1), y2)
+    return y, xhat, rstd
 
 
 def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.ndarray | None,
@@ -153,15 +160,15 @@ def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.
     g2, xhat2 = _rows(np.asarray(g, xhat.dtype)), _rows(xhat)
     dtype, n = xhat2.dtype, xhat2.shape[1]
     w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
-    dx = np.empty_like(xhat2)
+    dx, dx2 = _empty(xhat.shape, dtype, n)
     cuts = runs(xhat2.shape[0], xhat2.nbytes)
     parts = np.zeros((2, len(cuts) - 1, n), dtype)                                # dw and db of each run
     fn = kernel("layernorm_backward", variant_for("layernorm", variant), dtype)
     inv_n = dtype.type(1 / n)
-    pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx, parts[0, i], parts[1, i],
+    pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[0, i], parts[1, i],
                           cuts[i], cuts[i + 1]), range(len(cuts) - 1))
-    grads = (dx.reshape(xhat.shape) if need[0] else None, *(parts[i].sum(0) if len(need) > i + 1 and need[i + 1]
-                                                             else None for i in range(2)))
+    grads = (dx if need[0] else None, *(parts[i].sum(0) if len(need) > i + 1 and need[i + 1]
+                                        else None for i in range(2)))
     return grads[0] if len(need) == 1 else grads[:len(need)]
 
 
@@ -169,11 +176,12 @@ def rmsnorm_forward(x: np.ndarray, w: np.ndarray | None, eps: float, variant=Non
     """(y, rstd): y = x·rstd·w, rstd = 1/√(mean(x²) + eps) (..., 1) along the last axis."""
     x2 = _rows(x)
     dtype = x2.dtype
-    w2 = np.ones(x2.shape[1], dtype) if w is None else _flat(w, dtype)
-    y, rstd = np.empty_like(x2), np.empty((x2.shape[0], 1), dtype)
+    n = x2.shape[1]
+    w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
+    (y, y2), rstd = _empty(x.shape, dtype, n), np.empty((*x.shape[:-1], 1), dtype)
     fn = kernel("rmsnorm_forward", variant_for("rmsnorm", variant), dtype)
-    share(fn, x2.shape[0], x2.nbytes, x2, w2, *_typed(dtype, eps, 1 / x2.shape[1]), rstd, y)
-    return y.reshape(x.shape), rstd.reshape(*x.shape[:-1], 1)
+    share(fn, x2.shape[0], x2.nbytes, x2, w2, *_typed(dtype, eps, 1 / n), rstd.reshape(-1, 1), y2)
+    return y, rstd
 
 
 def rmsnorm_backward(g: np.ndarray, x: np.ndarray, rstd: np.ndarray, w: np.ndarray | None, variant=None):
@@ -181,23 +189,23 @@ def rmsnorm_backward(g: np.ndarray, x: np.ndarray, rstd: np.ndarray, w: np.ndarr
     g2, x2 = _rows(np.asarray(g, x.dtype)), _rows(x)
     dtype, n = x2.dtype, x2.shape[1]
     w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
-    dx = np.empty_like(x2)
+    dx, dx2 = _empty(x.shape, dtype, n)
     cuts = runs(x2.shape[0], x2.nbytes)
     parts = np.zeros((len(cuts) - 1, n), dtype)
     fn = kernel("rmsnorm_backward", variant_for("rmsnorm", variant), dtype)
     inv_n = dtype.type(1 / n)
-    pool.run(lambda i: fn(g2, x2, rstd.reshape(-1, 1), w2, inv_n, dx, parts[i], cuts[i], cuts[i + 1]),
+    pool.run(lambda i: fn(g2, x2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[i], cuts[i], cuts[i + 1]),
              range(len(cuts) - 1))
-    return dx.reshape(x.shape), parts.sum(0)
+    return dx, parts.sum(0)
 
 
 # ---------------------------------------------------------------- softmax, log-softmax, cross-entropy
 
 def _row_op(name: str, op: str, variant, *arrays) -> np.ndarray:
     rows = [_rows(a) for a in arrays]
-    out = np.empty_like(rows[-1])
-    share(kernel(name, variant_for(op, variant), out.dtype), out.shape[0], out.nbytes, *rows, out)
-    return out.reshape(arrays[-1].shape)
+    out, out2 = _empty(arrays[-1].shape, rows[-1].dtype, rows[-1].shape[1])
+    share(kernel(name, variant_for(op, variant), out.dtype), out2.shape[0], out.nbytes, *rows, out2)
+    return out
 
 
 def softmax_forward(x: np.ndarray, variant=None) -> np.ndarray:
@@ -248,11 +256,10 @@ def cross_entropy_backward(probs: np.ndarray, targets: np.ndarray, smoothing: fl
 def _elementwise(name: str, op: str, variant, arrays, scalars=(), outputs=1):
     flat = [_flat(a) for a in arrays]
     dtype = flat[-1].dtype
-    outs = [np.empty_like(flat[-1]) for _ in range(outputs)]
+    outs = [_empty(arrays[-1].shape, dtype) for _ in range(outputs)]
     fn = kernel(name, variant_for(op, variant), dtype)
-    share(fn, flat[-1].size, flat[-1].nbytes, *flat, *_typed(dtype, *scalars), *outs)
-    shaped = [o.reshape(arrays[-1].shape) for o in outs]
-    return shaped[0] if outputs == 1 else tuple(shaped)
+    share(fn, flat[-1].size, flat[-1].nbytes, *flat, *_typed(dtype, *scalars), *(view for _, view in outs))
+    return outs[0][0] if outputs == 1 else tuple(out for out, _ in outs)
 
 
 def gelu_forward(x: np.ndarray, variant=None) -> np.ndarray:
