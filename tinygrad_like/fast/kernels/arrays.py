@@ -333,7 +333,8 @@ def tile_softmax_backward(s: np.ndarray, mask: np.ndarray | None, lse: np.ndarra
     """flash.tile_softmax_backward: in place, s (..., rows, n) becomes p = exp(s + mask − lse) and dp becomes
     ds = p ⊙ (dp − D), s and dp C-contiguous, lse and D (..., rows, 1). On the calling thread."""
     rows, _ = _in_place_rows(s), _in_place_rows(dp)
-    per_row = [np.ascontiguousarray(np.broadcast_to(a, s.shape[:-1] + (1,))).reshape(-1) for a in (lse, D)]
+    shape = s.shape[:-1] + (1,)
+    per_row = [np.ascontiguousarray(a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1) for a in (lse, D)]
     fn = kernel("tile_softmax_backward", variant_for("tile_softmax", variant), s.dtype)
     fn(rows, _mask_block(mask, s), s.shape[-2], per_row[0], dp.reshape(rows.shape), per_row[1], 0, rows.shape[0])
 
