@@ -1,16 +1,19 @@
 """The compiled kernels (the `fast` extra, tinygrad_like/fast/kernels/) against numpy and PyTorch, op by op.
 
 Forward+backward of each elementwise op at the small config's shapes (B=16, T=128, 128 wide, MLP 512,
-vocabulary 1024; bench_ops.py), and one AdamW step over the small GPT's parameter count, in four
-kinds of worker process, alternated round by round (`--rounds`), each op's time the median of
-`--op-repeats` runs, then the median over rounds:
+vocabulary 1024; bench_ops.py), of causal multi-head attention (4 heads) on the packed projection
+(B, T, 3·128), and one AdamW step over the small GPT's parameter count, in five kinds of worker process,
+alternated round by round (`--rounds`), each op's time the median of `--op-repeats` runs, then the
+median over rounds:
 
     numpy   through Tensor ops, the kernels off (TINYGRAD_LIKE_KERNELS=off): what runs without the extra
     fast    through Tensor ops, the kernels on: what runs with the extra (each op's kept variant; the ops
             without a fused op, RMSNorm, SiLU and SwiGLU, run composed as without it)
-    numba   the op's kernel from numba_rows.py, as an array function (kernels/arrays.py)
-    c       the op's kernel from rows.c (where there is one), as an array function
-    torch   PyTorch's own op
+    numba   the op's kernel from numba_rows.py, as an array function (kernels/arrays.py); for attention,
+            whose kernels work inside the op (the tile's softmax, the transposing copies), the Tensor op
+            with that variant forced (TINYGRAD_LIKE_KERNELS=numba)
+    c       the same from rows.c and attention.c (where there is one)
+    torch   PyTorch's own op (attention: F.scaled_dot_product_attention)
 
 The array functions skip the graph bookkeeping of a Tensor op (a few tens of microseconds). The machine line
 and the load average come first: on a busy machine, only ratios within one run of this script mean
@@ -48,9 +51,9 @@ SHAPES = {  # op: the shape of its input
     "gelu": (B, T, 4 * C), "silu": (B, T, 4 * C), "swiglu": (B, T, 4 * C),
     "layernorm": (B, T, C), "rmsnorm": (B, T, C),
     "softmax": (B, N_HEAD, T, T), "log_softmax": (B * T, VOCAB),
-    "cross_entropy": (B * T, VOCAB), "adamw": (PARAMS,),
+    "cross_entropy": (B * T, VOCAB), "attention": (B, T, 3 * C), "adamw": (PARAMS,),
 }
-C_OPS = {"gelu", "silu", "swiglu", "softmax", "log_softmax", "cross_entropy"}
+C_OPS = {"gelu", "silu", "swiglu", "softmax", "log_softmax", "cross_entropy", "attention"}
 KINDS = ("numpy", "fast", "numba", "c", "torch")
 
 
@@ -76,6 +79,7 @@ def numpy_ops(data, extra) -> dict:
         "rmsnorm": lambda: x["rmsnorm"] / ((x["rmsnorm"] * x["rmsnorm"]).mean(-1, keepdim=True) + 1e-6).sqrt() * w,
         "softmax": lambda: x["softmax"].softmax(-1), "log_softmax": lambda: x["log_softmax"].log_softmax(-1),
         "cross_entropy": lambda: x["cross_entropy"].sparse_categorical_crossentropy(extra["targets"]),
+        "attention": lambda: x["attention"].multihead_attention(N_HEAD, is_causal=True),
     }
     params = [w, b, up, *x.values()]
 
@@ -92,8 +96,11 @@ def numpy_ops(data, extra) -> dict:
 
 
 def kernel_ops(data, extra, variant: str) -> dict:
-    """op -> forward+backward through the array kernels of one variant."""
+    """op -> forward+backward through the array kernels of one variant (attention: the fused op, that variant
+    forced in this worker process)."""
     from tinygrad_like.fast.kernels import arrays as K
+    os.environ["TINYGRAD_LIKE_KERNELS"] = variant
+    attention = numpy_ops({"attention": data["attention"], "adamw": data["adamw"]}, extra)["attention"]
     g = {op: np.ones_like(a) for op, a in data.items()}
     w, b, up, targets = extra["w"], extra["b"], extra["up"], extra["targets"]
     scale = np.float32(1 / len(targets))
@@ -122,7 +129,7 @@ def kernel_ops(data, extra, variant: str) -> dict:
         "softmax": lambda: K.softmax_backward(g["softmax"], K.softmax_forward(data["softmax"], variant), variant),
         "log_softmax": lambda: K.log_softmax_backward(g["log_softmax"], K.log_softmax_forward(data["log_softmax"],
                                                                                                 variant), variant),
-        "cross_entropy": cross_entropy,
+        "cross_entropy": cross_entropy, "attention": attention,
         "adamw": lambda: K.adam_update(p, grad, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, True, 10, variant),
     }
     return {op: fn for op, fn in ops.items() if variant != "c" or op in C_OPS}
@@ -144,8 +151,13 @@ def torch_ops(data, extra, threads: int) -> dict:
         "softmax": lambda: torch.softmax(x["softmax"], -1),
         "log_softmax": lambda: torch.log_softmax(x["log_softmax"], -1),
         "cross_entropy": lambda: F.cross_entropy(x["cross_entropy"], targets),
+        "attention": lambda: attention(x["attention"]),
     }
     params = [w, b, up, *x.values()]
+
+    def attention(qkv):
+        q, k, v = (t.view(B, T, N_HEAD, C // N_HEAD).transpose(1, 2) for t in qkv.split(C, dim=2))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
 
     def run(op):
         for p in params:
@@ -160,7 +172,7 @@ def torch_ops(data, extra, threads: int) -> dict:
 
 
 def c_available() -> bool:
-    """Whether rows.c builds here (a C compiler and glibc's vector math); says why not when it does not."""
+    """Whether the C kernels build here (a C compiler and glibc's vector math); says why not when they do not."""
     from tinygrad_like.fast.kernels import c_build
     if c_build.library() is None:
         print(f"no C kernels here: {c_build.reason()}")

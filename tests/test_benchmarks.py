@@ -78,11 +78,12 @@ def test_bench_kernels_times_each_op_with_and_without_the_kernels():
     rows = load("bench_kernels").main(["--rounds", "1", "--op-repeats", "1", "--threads", "1", "--kinds",
                                        "numpy,fast,c"])
     assert set(rows) == {"gelu", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "log_softmax",
-                         "cross_entropy", "adamw"}
+                         "cross_entropy", "attention", "adamw"}
     assert all(r["numpy"] > 0 and r["fast"] > 0 for r in rows.values())
     from tinygrad_like.fast.kernels import c_build
     if c_build.library() is not None:
         assert rows["gelu"]["c"] > 0 and rows["layernorm"]["c"] is None        # rows.c has no LayerNorm
+        assert rows["attention"]["c"] > 0
 
 
 def test_bench_revisions_times_both_trees_alternated_and_divides_after_by_before(capsys):
