@@ -276,3 +276,24 @@ def test_a_strided_tile_is_refused():
     s = np.zeros((4, 6))[:, ::2]
     with pytest.raises(ValueError, match="tile_softmax: the kernels write in place into C-contiguous tiles"):
         K.tile_softmax_forward(s, None, np.eye(3), np.empty((4, 3)), "numba")
+
+
+def test_second_derivatives_with_the_kernels_equal_composed(monkeypatch):
+    """create_graph=True: the recorded backward is Tensor ops (no tile kernel runs in it), and the gradient
+    of that gradient equals the composed attention's, with the kernels making the forward."""
+    x = rng.standard_normal((2, 40, 24))
+    u = rng.standard_normal((2, 40, 12))
+    fn = lambda t: t.multihead_attention(2, 1, is_causal=True)
+
+    def second(inputs):
+        y = fn(*inputs)
+        grads = grad((y * Tensor(u)).sum(), inputs, create_graph=True)
+        return [g.numpy() for g in grads], grad(sum((g * g).sum() for g in grads), inputs)[0].numpy()
+
+    with composed():
+        want = second([Tensor(x, requires_grad=True)])
+    calls = count_tile_calls(monkeypatch)
+    got = second([Tensor(x, requires_grad=True)])
+    assert calls.get("forward", 0) >= 1 and "backward" not in calls
+    np.testing.assert_allclose(got[0][0], want[0][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-10)
