@@ -256,13 +256,15 @@ def test_adam_kernel_keeps_an_infinite_weight_without_decay():
 
 
 def test_second_run_compiles_nothing(tmp_path):
-    """A first process compiles the kernels into empty caches and prints one line saying so; a second
-    loads them: no line, and numba's index files are there."""
+    """A first process compiles the kernels into empty caches and prints one line saying so, although its
+    first use is attention on two threads, whose chunks ask for the kernels at once; a second loads them:
+    no line, and numba's index files are there."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), TINYGRAD_LIKE_CACHE_DIR=str(tmp_path / "c"),
                PYTHONPATH=str(ROOT))
     env.pop("TINYGRAD_LIKE_KERNELS", None)
-    code = ("import numpy as np; from tinygrad_like.fast.kernels import ready; "
-            "assert ready(np.float32)")
+    code = ("import numpy as np; from tinygrad_like import Tensor, set_num_threads; set_num_threads(2); "
+            "Tensor(np.ones((16, 128, 384), np.float32)).multihead_attention(4, is_causal=True); "
+            "from tinygrad_like.fast.kernels import ready; assert ready(np.float32)")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
             for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr

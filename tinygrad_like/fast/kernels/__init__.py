@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from tinygrad_like.fast.kernels import arrays as kernel_arrays
 from tinygrad_like.fast.kernels.switch import choice, numba_importable, variant
 
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_preparing = threading.Lock()  # attention's chunks ask from the pool's threads at once: one compiles
 
 
 def ready(dtype) -> bool:
@@ -31,7 +33,8 @@ def ready(dtype) -> bool:
     if np.dtype(dtype) not in DTYPES or choice() == "off" or not numba_importable():
         return False
     import tinygrad_like.fast.kernels.first_use as first_use  # loads numba: only when it imports
-    return first_use.prepare(np.dtype(dtype))
+    with _preparing:
+        return first_use.prepare(np.dtype(dtype))
 
 
 def compiled(body, *arrays):
