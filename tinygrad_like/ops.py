@@ -61,15 +61,10 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    def forward(self, x): return sigmoid(x)
+    def forward(self, x):                                                 # e^-|x| never overflows:
+        e = np.exp(-np.abs(x))                                            # σ(x) = 1/(1+e^-x) for x ≥ 0,
+        return np.where(x >= 0, 1, e) / (1 + e)                           # e^x/(1+e^x) for x < 0
     def backward(self, grad, out): return grad * out * (1 - out)          # dσ = σ(1-σ)
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """σ(x) = 1/(1+e^-x) for x ≥ 0, e^x/(1+e^x) for x < 0, through e^-|x|, which never overflows.
-    Sigmoid's forward; the fused SiLU and SwiGLU (fast/fused.py) take σ from here too."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1, e) / (1 + e)
 
 
 class Relu(Function):
