@@ -7,14 +7,15 @@ alternated round by round (`--rounds`), each op's time the median of `--op-repea
 median over rounds:
 
     numpy   through Tensor ops, the kernels off (TINYGRAD_LIKE_KERNELS=off): what runs without the extra
-    fast    through Tensor ops, the kernels on: what runs with the extra (each op's kept variant; the ops
-            without a fused op, RMSNorm, SiLU and SwiGLU, run composed as without it)
+    fast    through Tensor ops, the kernels on: what runs with the extra (each op's kept variant)
     numba   the op's kernel from numba_rows.py, as an array function (kernels/arrays.py); for attention,
             whose kernels work inside the op (the tile's softmax, the transposing copies), the Tensor op
             with that variant forced (TINYGRAD_LIKE_KERNELS=numba)
     c       the same from rows.c and attention.c (where there is one)
     torch   PyTorch's own op (attention: F.scaled_dot_product_attention)
 
+SwiGLU's input holds the gate and the up projection, (B, T, 4C) each, side by side, as nn.MLP's c_fc makes them:
+the Tensor op splits it and joins the two halves' gradients; the kernels get the halves as contiguous arrays.
 The array functions skip the graph bookkeeping of a Tensor op (a few tens of microseconds). The machine line
 and the load average come first: on a busy machine, only ratios within one run of this script mean
 something.
@@ -47,7 +48,7 @@ from machine import machine_line, median_seconds, torch_available, worker_result
 B, T, C, VOCAB = 16, 128, 128, 1024
 N_HEAD = 4
 PARAMS = 4 * 12 * C * C + VOCAB * C + T * C  # the small GPT's weights: 4 blocks of 12·C², embeddings
-SHAPES = {  # op: the shape of its input
+SHAPES = {  # op: the shape of its input (swiglu: of each half of its input, the gate and the up projection)
     "gelu": (B, T, 4 * C), "silu": (B, T, 4 * C), "swiglu": (B, T, 4 * C),
     "layernorm": (B, T, C), "rmsnorm": (B, T, C),
     "softmax": (B, N_HEAD, T, T), "log_softmax": (B * T, VOCAB),
@@ -58,9 +59,9 @@ KINDS = ("numpy", "fast", "numba", "c", "torch")
 
 
 def inputs(rng):
-    data = {op: rng.standard_normal(shape).astype(np.float32) for op, shape in SHAPES.items()}
+    shapes = {**SHAPES, "swiglu": (B, T, 2 * 4 * C)}                                  # swiglu: [gate | up]
+    data = {op: rng.standard_normal(shape).astype(np.float32) for op, shape in shapes.items()}
     extra = {"w": rng.standard_normal(C).astype(np.float32), "b": rng.standard_normal(C).astype(np.float32),
-             "up": rng.standard_normal(SHAPES["swiglu"]).astype(np.float32),
              "targets": rng.integers(0, VOCAB, B * T)}
     return data, extra
 
@@ -71,17 +72,15 @@ def numpy_ops(data, extra) -> dict:
     from tinygrad_like import Tensor
     x = {op: Tensor(a, requires_grad=True) for op, a in data.items() if op != "adamw"}
     w, b = (Tensor(extra[k], requires_grad=True) for k in "wb")
-    up = Tensor(extra["up"], requires_grad=True)
     forward = {
-        "gelu": lambda: x["gelu"].gelu(), "silu": lambda: x["silu"].silu(),
-        "swiglu": lambda: x["swiglu"].silu() * up,
+        "gelu": lambda: x["gelu"].gelu(), "silu": lambda: x["silu"].silu(), "swiglu": lambda: x["swiglu"].swiglu(),
         "layernorm": lambda: x["layernorm"].layernorm(-1, 1e-5, w, b),
-        "rmsnorm": lambda: x["rmsnorm"] / ((x["rmsnorm"] * x["rmsnorm"]).mean(-1, keepdim=True) + 1e-6).sqrt() * w,
+        "rmsnorm": lambda: x["rmsnorm"].rmsnorm(-1, 1e-6, w),
         "softmax": lambda: x["softmax"].softmax(-1), "log_softmax": lambda: x["log_softmax"].log_softmax(-1),
         "cross_entropy": lambda: x["cross_entropy"].sparse_categorical_crossentropy(extra["targets"]),
         "attention": lambda: x["attention"].multihead_attention(N_HEAD, is_causal=True),
     }
-    params = [w, b, up, *x.values()]
+    params = [w, b, *x.values()]
 
     def run(op):
         for p in params:
@@ -102,7 +101,9 @@ def kernel_ops(data, extra, variant: str) -> dict:
     os.environ["TINYGRAD_LIKE_KERNELS"] = variant
     attention = numpy_ops({"attention": data["attention"], "adamw": data["adamw"]}, extra)["attention"]
     g = {op: np.ones_like(a) for op, a in data.items()}
-    w, b, up, targets = extra["w"], extra["b"], extra["up"], extra["targets"]
+    w, b, targets = extra["w"], extra["b"], extra["targets"]
+    gate, up = (np.ascontiguousarray(half) for half in np.split(data["swiglu"], 2, axis=-1))  # (B, T, 4C) each
+    g["swiglu"] = np.ones_like(gate)
     scale = np.float32(1 / len(targets))
 
     def layernorm():
@@ -123,8 +124,7 @@ def kernel_ops(data, extra, variant: str) -> dict:
     ops = {
         "gelu": lambda: K.gelu_backward(g["gelu"], data["gelu"], variant) + K.gelu_forward(data["gelu"], variant)[:1],
         "silu": lambda: (K.silu_forward(data["silu"], variant), K.silu_backward(g["silu"], data["silu"], variant)),
-        "swiglu": lambda: (K.swiglu_forward(data["swiglu"], up, variant),
-                           K.swiglu_backward(g["swiglu"], data["swiglu"], up, variant)),
+        "swiglu": lambda: (K.swiglu_forward(gate, up, variant), K.swiglu_backward(g["swiglu"], gate, up, variant)),
         "layernorm": layernorm, "rmsnorm": rmsnorm,
         "softmax": lambda: K.softmax_backward(g["softmax"], K.softmax_forward(data["softmax"], variant), variant),
         "log_softmax": lambda: K.log_softmax_backward(g["log_softmax"], K.log_softmax_forward(data["log_softmax"],
@@ -141,11 +141,13 @@ def torch_ops(data, extra, threads: int) -> dict:
     torch.set_num_threads(threads)
     x = {op: torch.tensor(a, requires_grad=True) for op, a in data.items() if op != "adamw"}
     w, b = (torch.tensor(extra[k], requires_grad=True) for k in "wb")
-    up = torch.tensor(extra["up"], requires_grad=True)
     targets = torch.tensor(extra["targets"])
+
+    def swiglu():
+        gate, up = x["swiglu"].chunk(2, -1)
+        return F.silu(gate) * up
     forward = {
-        "gelu": lambda: F.gelu(x["gelu"], approximate="tanh"), "silu": lambda: F.silu(x["silu"]),
-        "swiglu": lambda: F.silu(x["swiglu"]) * up,
+        "gelu": lambda: F.gelu(x["gelu"], approximate="tanh"), "silu": lambda: F.silu(x["silu"]), "swiglu": swiglu,
         "layernorm": lambda: F.layer_norm(x["layernorm"], (C,), w, b),
         "rmsnorm": lambda: F.rms_norm(x["rmsnorm"], (C,), w, 1e-6),
         "softmax": lambda: torch.softmax(x["softmax"], -1),
@@ -153,7 +155,7 @@ def torch_ops(data, extra, threads: int) -> dict:
         "cross_entropy": lambda: F.cross_entropy(x["cross_entropy"], targets),
         "attention": lambda: attention(x["attention"]),
     }
-    params = [w, b, up, *x.values()]
+    params = [w, b, *x.values()]
 
     def attention(qkv):
         q, k, v = (t.view(B, T, N_HEAD, C // N_HEAD).transpose(1, 2) for t in qkv.split(C, dim=2))

@@ -34,8 +34,7 @@ class MLP(Module):
             raise ValueError(f"MLP: input of shape {x.shape} must end in dim {self.dim}")
         h = self.c_fc(x)  # (..., hidden) or (..., 2·hidden)
         if self.activation == "swiglu":
-            gate, up = h[..., :self.hidden], h[..., self.hidden:]  # (..., hidden) each
-            h = gate.silu() * up
+            h = h.swiglu()  # silu(gate)·up, gate = h[..., :hidden], up = h[..., hidden:]
         else:
             h = h.gelu() if self.activation == "gelu" else h.relu()
         return self.c_proj(h)  # (..., dim)

@@ -47,8 +47,7 @@ class RMSNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         _check_dim("RMSNorm", x, self.dim)
-        rms = ((x * x).mean(-1, keepdim=True) + self.eps).sqrt()  # (..., 1)
-        return x / rms if self.weight is None else x / rms * self.weight
+        return x.rmsnorm(-1, self.eps, self.weight)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, eps={self.eps}"

@@ -1,5 +1,8 @@
 """Each fused op (tinygrad_like/fused.py) equals its composed twin (tinygrad_like/twins.py) to 1e-12
 in float64, in value, gradient and second derivative, and passes gradcheck and gradgradcheck on its own."""
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -28,7 +31,13 @@ CASES = {  # name: (function of the inputs, input shapes)
     "layernorm with weight and bias": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 3, 6), (6,), (6,)]),
     "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(4, 6), (6,)]),
     "layernorm with a broadcast weight": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(4, 6), (1,), (4, 1)]),
+    "rmsnorm": (lambda x: x.rmsnorm(-1), [(2, 3, 6)]),
+    "rmsnorm eps": (lambda x: x.rmsnorm(-1, eps=0.1), [(4, 6)]),
+    "rmsnorm with weight": (lambda x, w: x.rmsnorm(-1, 1e-6, w), [(2, 3, 6), (6,)]),
+    "rmsnorm with a broadcast weight": (lambda x, w: x.rmsnorm(-1, 1e-6, w), [(4, 6), (1,)]),
     "gelu": (lambda x: x.gelu(), [(3, 7)]),
+    "silu": (lambda x: x.silu(), [(3, 7)]),
+    "swiglu": (lambda x: x.swiglu(), [(2, 3, 8)]),
     "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(TARGETS), [(2, 5, 6)]),
     "cross-entropy, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
         TARGETS, label_smoothing=0.2, reduction="sum"), [(2, 5, 6)]),
@@ -74,7 +83,8 @@ def test_fused_equals_composed(name):
     check_fused_equals_composed(*CASES[name], name=name)
 
 
-NOT_FUSED = {"layernorm with a broadcast weight"}  # weight (1,), bias (4, 1): tensor.py takes the composed path
+NOT_FUSED = {"layernorm with a broadcast weight",   # weight (1,), bias (4, 1): tensor.py takes the composed path
+             "rmsnorm with a broadcast weight"}
 
 
 def check_fused_equals_composed(fn, shapes, name=""):
@@ -117,7 +127,8 @@ def test_fused_gradcheck(name):
 
 
 @pytest.mark.parametrize("name, op", [("softmax", "Softmax"), ("log_softmax", "LogSoftmax"), ("gelu", "Gelu"),
-                                      ("layernorm", "LayerNorm")])
+                                      ("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm"), ("silu", "Silu"),
+                                      ("swiglu", "SwiGLU")])
 def test_one_node_fused_many_composed(name, op):
     x = t(3, 4)
     y = getattr(x, name)()
@@ -138,7 +149,8 @@ def test_fused_softmax_is_stable_for_large_inputs():
 def test_fused_ops_keep_float32():
     x = Tensor(rng.standard_normal((2, 3, 4)).astype(np.float32), requires_grad=True)
     w, b = (Tensor(rng.standard_normal(4).astype(np.float32), requires_grad=True) for _ in range(2))
-    for y in (x.softmax(), x.log_softmax(), x.layernorm(), x.layernorm(-1, 1e-5, w, b), x.gelu(),
+    for y in (x.softmax(), x.log_softmax(), x.layernorm(), x.layernorm(-1, 1e-5, w, b), x.gelu(), x.rmsnorm(),
+              x.rmsnorm(-1, 1e-6, w), x.silu(), x.swiglu(),
               x.scaled_dot_product_attention(x, x, is_causal=True), x.linear(Tensor(np.ones((5, 4), np.float32))),
               x.sparse_categorical_crossentropy(np.zeros((2, 3), dtype=np.int64))):
         assert y.dtype == np.float32
@@ -150,6 +162,74 @@ def test_fused_ops_keep_float32():
     assert y.dtype == np.float32
     y.sum().backward()
     assert qkv.grad.dtype == w.grad.dtype == b.grad.dtype == np.float32
+
+
+def fused_and_composed(fn, arrays, u):
+    """fn's value and gradients with the fast path on, and composed: [y, *grads] twice."""
+    results = []
+    for fast in (True, False):
+        inputs = [Tensor(a, requires_grad=True) for a in arrays]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                      # no overflow, no 0/0 on the way
+            if fast:
+                y = fn(*inputs)
+                assert dispatch.is_fused(y._ctx)
+                results.append([y.numpy(), *[d.numpy() for d in grad((y * Tensor(u)).sum(), inputs)]])
+            else:
+                with composed():
+                    y = fn(*inputs)
+                    results.append([y.numpy(), *[d.numpy() for d in grad((y * Tensor(u)).sum(), inputs)]])
+    return results
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_silu_and_swiglu_far_out(dtype):
+    """At ±80 and ±1e4 (e^1e4 overflows any float) SiLU is x·σ(x) and its slope σ + x·σ(1 − σ), as
+    math.exp in float64 gives them, with no warning; the fused op gives the composite's very bits."""
+    x = np.array([-1e4, -80.0, -1.0, 0.0, 1.0, 80.0, 1e4], dtype)
+    sigma = np.array([1 / (1 + math.exp(-v)) if v >= 0 else math.exp(v) / (1 + math.exp(v)) for v in x.tolist()])
+    want_y, want_slope = x * sigma, sigma + x * sigma * (1 - sigma)
+    u = np.linspace(0.5, 2, 7).astype(dtype)
+    fused, plain = fused_and_composed(lambda a: a.silu(), [x], u)
+    for a, b in zip(fused, plain):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(fused[0], want_y, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(fused[1], u * want_slope, rtol=1e-6, atol=0)
+    up = np.linspace(-2, 2, 7).astype(dtype)
+    fused, plain = fused_and_composed(lambda h: h.swiglu(), [np.concatenate([x, up])], u)
+    for a, b in zip(fused, plain):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(fused[0], want_y * up, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(fused[1], np.concatenate([u * up * want_slope, u * want_y]), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_silu_and_swiglu_numpy_bodies_give_the_composites_bits(dtype, monkeypatch):
+    """In several cache-sized pieces (3 x 70 x 700 elements), the numpy bodies of the fused SiLU and SwiGLU
+    give the composite's value and gradient bit for bit: the same steps in the same order."""
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    for fn, x in ((lambda a: a.silu(), rng.standard_normal((3, 70, 700)) * 4),
+                  (lambda h: h.swiglu(), rng.standard_normal((3, 70, 1400)) * 4)):
+        x = x.astype(dtype)
+        u = rng.standard_normal(fn(Tensor(x)).shape).astype(dtype)
+        fused, plain = fused_and_composed(fn, [x], u)
+        for a, b in zip(fused, plain):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_rmsnorm_of_a_row_of_zeros():
+    """A row of zeros: rstd = 1/√eps, so y = 0 and dx = g·w/√eps there, dw gets nothing from it, and no
+    0/0; the other rows as the composite has them."""
+    x = rng.standard_normal((3, 6))
+    x[1] = 0
+    w, u = rng.standard_normal(6), rng.standard_normal((3, 6))
+    fused, plain = fused_and_composed(lambda a, b: a.rmsnorm(-1, 1e-6, b), [x, w], u)
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert (fused[0][1] == 0).all()
+    np.testing.assert_allclose(fused[1][1], u[1] * w / math.sqrt(1e-6), rtol=1e-12)
+    others = x[[0, 2]] / np.sqrt((x[[0, 2]] ** 2).mean(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(fused[2], (u[[0, 2]] * others).sum(0), rtol=1e-12)
 
 
 def test_row_reductions_equal_numpys():
@@ -184,6 +264,11 @@ PIECED = {  # ops that run on cache-sized pieces (fused.PIECE): shapes whose row
     "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(3, 5, 7), (7,)]),
     "layernorm, one row per piece": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 40), (40,), (40,)]),
     "gelu": (lambda x: x.gelu(), [(3, 5, 7)]),
+    "rmsnorm": (lambda x: x.rmsnorm(-1), [(3, 5, 7)]),
+    "rmsnorm with weight": (lambda x, w: x.rmsnorm(-1, 1e-6, w), [(3, 5, 7), (7,)]),
+    "silu": (lambda x: x.silu(), [(3, 5, 7)]),
+    "swiglu": (lambda x: x.swiglu(), [(3, 5, 14)]),
+    "rmsnorm, one row per piece": (lambda x, w: x.rmsnorm(-1, 1e-6, w), [(2, 40), (40,)]),
     "softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).softmax(-1), [(3, 5, 7)]),
     "log_softmax, rows spanning more than SHIFT_RANGE": (lambda x: (x + FAR_ROW).log_softmax(-1), [(3, 5, 7)]),
     "cross-entropy, every row": (lambda x: x.sparse_categorical_crossentropy(PIECED_TARGETS % 7), [(3, 5, 7)]),
@@ -238,6 +323,14 @@ def float64_formulas():
         dx = rstd / n * (n * gw - gw.sum(-1, keepdims=True) - xhat * (gw * xhat).sum(-1, keepdims=True))
         return dx, (g * xhat).sum((0, 1)), g.sum((0, 1))
 
+    def rmsnorm(x, w):
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w
+
+    def rmsnorm_grads(x, w, g):   # y = x·w/r, r = √(mean(x²) + eps): dx = w·g/r − x·Σ(g·w·x)/(n·r³)
+        r = np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+        dx = g * w / r - x * (g * w * x).sum(-1, keepdims=True) / (x.shape[-1] * r**3)
+        return dx, (g * x / r).sum((0, 1))
+
     def gelu_grad(x, g):
         u = c * (x + 0.044715 * x**3)
         return g * (0.5 * (1 + np.tanh(u)) + 0.5 * x * (1 - np.tanh(u) ** 2) * c * (1 + 3 * 0.044715 * x**2))
@@ -247,10 +340,14 @@ def float64_formulas():
         "log_softmax": (lambda x: np.log(softmax(x)), lambda x, g: [g - softmax(x) * g.sum(-1, keepdims=True)]),
         "gelu": (lambda x: 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x**3))), lambda x, g: [gelu_grad(x, g)]),
         "layernorm": (layernorm, layernorm_grads),
+        "rmsnorm": (rmsnorm, rmsnorm_grads),
     }
 
 
-@pytest.mark.parametrize("name", ["softmax", "log_softmax", "gelu", "layernorm"])
+AFFINE = {"layernorm": 2, "rmsnorm": 1}   # the pieced ops with a weight (and bias) (700,)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "gelu", "layernorm", "rmsnorm"])
 def test_pieced_float32_ops_match_a_float64_formula(name):
     """float32 values and gradients of the pieced ops, at a size of several pieces (64 x 2000 = 2
     pieces of 65,536 elements and a rest), within 1e-6 of a float64 formula written independently
@@ -259,24 +356,15 @@ def test_pieced_float32_ops_match_a_float64_formula(name):
     x64 = rng.standard_normal((64, 3, 700)) * 3
     g64 = rng.standard_normal(x64.shape)
     x = Tensor(x64.astype(np.float32), requires_grad=True)
-    params = []
-    if name == "layernorm":
-        w64, b64 = rng.standard_normal(700), rng.standard_normal(700)
-        params = [Tensor(w64.astype(np.float32), requires_grad=True),
-                  Tensor(b64.astype(np.float32), requires_grad=True)]
-        y = x.layernorm(-1, 1e-5, *params)
-        x64_in = x.numpy().astype(np.float64)
-        want_y, want_grads = forward(x64_in, *[p.numpy().astype(np.float64) for p in params]), None
-    else:
-        y = getattr(x, name)()
-        x64_in = x.numpy().astype(np.float64)
-        want_y = forward(x64_in)
+    params = [Tensor(rng.standard_normal(700).astype(np.float32), requires_grad=True)
+              for _ in range(AFFINE.get(name, 0))]
+    y = {"layernorm": lambda: x.layernorm(-1, 1e-5, *params),
+         "rmsnorm": lambda: x.rmsnorm(-1, 1e-6, *params)}.get(name, getattr(x, name))()
+    x64_in, params64 = x.numpy().astype(np.float64), [p.numpy().astype(np.float64) for p in params]
+    want_y = forward(x64_in, *params64)
     g = g64.astype(np.float32)
     y.backward(g)
-    if name == "layernorm":
-        want_grads = backward(x64_in, *[p.numpy().astype(np.float64) for p in params], g.astype(np.float64))
-    else:
-        want_grads = backward(x64_in, g.astype(np.float64))
+    want_grads = backward(x64_in, *params64, g.astype(np.float64))
     got = [y.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in params]
     for a, b in zip(got, [want_y, *want_grads]):
         assert a.dtype == np.float32

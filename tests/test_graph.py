@@ -371,6 +371,22 @@ def test_default_opens_small_graphs_and_keeps_a_block_fused():
         ["LayerNorm (fused)"] * 2 + ["Linear (fused)"] * 4 + ["MultiHeadAttention (fused)", "Gelu (fused)"])
 
 
+def test_a_llama_block_opens_its_rmsnorms_and_swiglu():
+    """RMSNorm and SwiGLU are fused ops too: expand=True opens them into their composites, the norm into
+    its mean, sqrt and division, SwiGLU into the two halves of c_fc's output, σ and the products."""
+    import nn
+    x = Tensor(np.random.default_rng(0).standard_normal((1, 3, 8)), requires_grad=True, name="x")
+    loss = nn.Block(8, n_head=2, mlp="swiglu", norm="rmsnorm", bias=False)(x).sum()
+    every = cluster_labels(draw_graph(loss, expand=True).source)
+    assert sorted(v for k, v in every.items() if k.startswith("cluster_fused")) == sorted(
+        ["RMSNorm (fused)"] * 2 + ["Linear (fused)"] * 4 + ["MultiHeadAttention (fused)", "SwiGLU (fused)"])
+    opened = fused_boxes(draw_graph(loss, expand={"SwiGLU", "RMSNorm"}).source)
+    assert sorted(opened) == ["RMSNorm (fused)", "SwiGLU (fused)"]
+    assert sorted(set(opened["SwiGLU (fused)"])) == ["Getitem", "Mul", "Sigmoid"]
+    assert {"Mul", "Sum", "Sqrt", "Div"} <= set(opened["RMSNorm (fused)"])
+    assert sorted(opened["SwiGLU (fused)"]).count("Getitem") == 2
+
+
 def test_an_opened_op_sits_in_its_layers_box():
     nodes, _, clusters = parse_dot(draw_graph(layer_norm_model()).source)
     where = {lines[0]: path for lines, path in nodes.values()}

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("numba")
 
 from tinygrad_like import Tensor, composed, grad  # noqa: E402
-from tinygrad_like.fast import kernels, pool  # noqa: E402
+from tinygrad_like.fast import fused, kernels, pool  # noqa: E402
 from tinygrad_like.fast.kernels import arrays as K  # noqa: E402
 from tinygrad_like.fast.kernels import c_build, ready  # noqa: E402
 
@@ -21,9 +21,12 @@ rng = np.random.default_rng(0)
 TARGETS = rng.integers(0, 9, 24)
 
 
-def rmsnorm(x, w):
-    """nn.RMSNorm's composition."""
-    return x / ((x * x).mean(-1, keepdim=True) + 1e-6).sqrt() * w
+@pytest.fixture(autouse=True)
+def kernels_as_installed(monkeypatch):
+    """These tests test the kernels: a TINYGRAD_LIKE_KERNELS=off in the caller's environment (a run of the
+    suite with the kernels off) must not turn them into tests of numpy against itself, or fail them.
+    Tests that set the variable themselves do so after this."""
+    monkeypatch.delenv("TINYGRAD_LIKE_KERNELS", raising=False)
 
 
 def layernorm_kernels(variant, x, w, b, g):
@@ -56,12 +59,12 @@ def cross_entropy_kernels(smoothing):
 
 CASES = {  # op: (kernels of (variant, *inputs, upstream gradient) -> (value, grads), composition, input shapes)
     "layernorm": (layernorm_kernels, lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(4, 6, 37), (37,), (37,)]),
-    "rmsnorm": (rmsnorm_kernels, rmsnorm, [(4, 6, 37), (37,)]),
+    "rmsnorm": (rmsnorm_kernels, lambda x, w: x.rmsnorm(-1, 1e-6, w), [(4, 6, 37), (37,)]),
     "softmax": (row_kernels("softmax"), lambda x: x.softmax(-1), [(4, 6, 37)]),
     "log_softmax": (row_kernels("log_softmax"), lambda x: x.log_softmax(-1), [(4, 6, 37)]),
     "gelu": (row_kernels("gelu"), lambda x: x.gelu(), [(4, 6, 37)]),
     "silu": (row_kernels("silu"), lambda x: x.silu(), [(4, 6, 37)]),
-    "swiglu": (swiglu_kernels, lambda a, b: a.silu() * b, [(4, 6, 37), (4, 6, 37)]),
+    "swiglu": (swiglu_kernels, lambda a, b: Tensor.cat(a, b, dim=-1).swiglu(), [(4, 6, 37), (4, 6, 37)]),
     "cross_entropy": (cross_entropy_kernels(0.0), lambda x: x.sparse_categorical_crossentropy(
         TARGETS, reduction="none"), [(24, 9)]),
     "cross_entropy, label smoothing": (cross_entropy_kernels(0.2), lambda x: x.sparse_categorical_crossentropy(
@@ -175,6 +178,59 @@ def test_softmax_kernels_masked_large_and_nan_rows(variant):
     assert np.isfinite(losses).all()
 
 
+FAR_OUT = [-1e4, -80.0, -1.0, 0.0, 1.0, 80.0, 1e4, np.nan]  # e^1e4 overflows every float
+
+
+@pytest.mark.parametrize("variant", ["numba", "c"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_silu_and_swiglu_kernels_far_out_and_at_nan(variant, dtype):
+    """At ±80 and ±1e4 the kernels give what the numpy bodies and the composite give (x·σ(x) is x or 0
+    far out, the slope 1 or 0), and a NaN stays a NaN in its own place: to 1e-12 in float64, 1e-6 (a few
+    float32 roundings) relative in float32."""
+    need(variant)
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    x = np.array(FAR_OUT, dtype)
+    up, g = np.linspace(-2, 2, len(x)).astype(dtype), np.linspace(0.5, 2, len(x)).astype(dtype)
+    got = [K.silu_forward(x, variant), K.silu_backward(g, x, variant), K.swiglu_forward(x, up, variant),
+           *K.swiglu_backward(g, x, up, variant)]
+    body = [fused.silu_forward(x), fused.silu_backward(g, x), fused.swiglu_forward(x, up),
+            *fused.swiglu_backward(g, x, up)]
+    silu_y, (silu_dx,) = composite(lambda a: a.silu(), [x], g)
+    swiglu_y, (swiglu_dx,) = composite(lambda h: h.swiglu(), [np.concatenate([x, up])], g)
+    want = [silu_y, silu_dx, swiglu_y, swiglu_dx[:len(x)], swiglu_dx[len(x):]]
+    for a, b, c in zip(got, body, want):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+        np.testing.assert_allclose(a, c, rtol=rtol, atol=0)
+    assert np.isnan(got[0]).tolist() == np.isnan(x).tolist()
+    np.testing.assert_array_equal(got[0][[0, -2]], [0, 1e4])
+    np.testing.assert_array_equal(got[1][[0, -2]], [0, g[-2]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rmsnorm_kernels_zero_and_nan_rows(dtype):
+    """A row of zeros gives y = 0 and dx = g·w/√eps (eps keeps it from 0/0); a NaN makes its own row NaN
+    (and dw, a sum over rows); other rows as the numpy body and the composite have them."""
+    x = rng.standard_normal((3, 37)).astype(dtype)
+    x[0], x[2, 5] = 0, np.nan
+    w, g = (rng.standard_normal(s).astype(dtype) for s in ((37,), (3, 37)))
+    y, rstd = K.rmsnorm_forward(x, w, 1e-6, "numba")
+    got = [y, *K.rmsnorm_backward(g, x, rstd, w, "numba")]
+    y, rstd = fused.rmsnorm_forward(x, w, 1e-6)
+    body = [y, *fused.rmsnorm_backward(g, x, rstd, w)]
+    want_y, want_grads = composite(lambda a, b: a.rmsnorm(-1, 1e-6, b), [x, w], g)
+    tol = 1e-12 if dtype == np.float64 else FLOAT32_ULPS * np.sqrt(37) * np.finfo(np.float32).eps  # of a row's max
+    for a, b, c in zip(got[:2], body[:2], [want_y, want_grads[0]]):                       # y and dx
+        assert a.dtype == dtype
+        for row in (0, 1):
+            np.testing.assert_allclose(a[row], b[row], rtol=0, atol=tol * np.abs(c[row]).max())
+            np.testing.assert_allclose(a[row], c[row], rtol=0, atol=tol * np.abs(c[row]).max())
+        assert np.isnan(a[2]).all() and np.isnan(b[2]).all() and np.isnan(c[2]).all()
+    assert (got[0][0] == 0).all()
+    np.testing.assert_allclose(got[1][0], g[0] * w / np.sqrt(dtype(1e-6)), rtol=tol)
+    assert np.isnan(got[2]).all() and np.isnan(body[2]).all() and np.isnan(want_grads[1]).all()  # dw
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_kernels_on_the_pool_equal_one_thread(threads, monkeypatch):
     """Rows shared out on the pool's threads give the bits of one thread (the sums over rows of dw, db
@@ -286,7 +342,11 @@ FUSED_CASES = {  # name: (function of the inputs, input shapes, the kernels' op)
     "layernorm with weight and bias": (lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(2, 3, 6), (6,), (6,)],
                                        "layernorm"),
     "layernorm with weight only": (lambda x, w: x.layernorm(-1, 1e-5, w), [(4, 6), (6,)], "layernorm"),
+    "rmsnorm": (lambda x: x.rmsnorm(-1), [(2, 3, 6)], "rmsnorm"),
+    "rmsnorm with weight": (lambda x, w: x.rmsnorm(-1, 1e-6, w), [(2, 3, 6), (6,)], "rmsnorm"),
     "gelu": (lambda x: x.gelu(), [(3, 7)], "gelu"),
+    "silu": (lambda x: x.silu(), [(3, 7)], "silu"),
+    "swiglu": (lambda x: x.swiglu(), [(3, 2, 8)], "swiglu"),
     "cross-entropy with ignore": (lambda x: x.sparse_categorical_crossentropy(CE_TARGETS), [(2, 5, 6)],
                                   "cross_entropy"),
     "cross-entropy, label smoothing, sum": (lambda x: x.sparse_categorical_crossentropy(
@@ -310,7 +370,7 @@ def count_kernel_calls(monkeypatch):
     monkeypatch.setattr(kernels, "MIN_SIZE", 0)                 # the tests' arrays are small
     monkeypatch.setattr(kernels, "_chosen", {})                 # choose again: the spies below
     calls = {}
-    for name in ("softmax", "log_softmax", "layernorm", "gelu", "cross_entropy"):
+    for name in ("softmax", "log_softmax", "layernorm", "rmsnorm", "gelu", "silu", "swiglu", "cross_entropy"):
         for way in ("forward", "backward"):
             fn = getattr(K, f"{name}_{way}")
             def spy(*args, fn=fn, key=f"{name}_{way}", **kwargs):
@@ -377,6 +437,7 @@ def test_mixed_dtypes_small_and_empty_arrays_run_the_numpy_body(monkeypatch):
     x = Tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=True)
     w = Tensor(rng.standard_normal(4), requires_grad=True)
     assert x.layernorm(-1, 1e-5, w).dtype == np.float64
+    assert x.rmsnorm(-1, 1e-6, w).dtype == np.float64
     Tensor(np.zeros((0, 4), np.float32), requires_grad=True).softmax(-1)
     assert calls == {}
     monkeypatch.setattr(kernels, "MIN_SIZE", 4096)

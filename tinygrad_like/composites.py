@@ -1,5 +1,5 @@
-"""The composite ops of neural networks, each written once from primitive ops: softmax, log_softmax,
-layernorm, GELU, linear, cross-entropy, attention and multi-head attention.
+"""The composite ops of neural networks, each written once from primitive ops: GELU, SiLU, SwiGLU, linear,
+softmax, log_softmax, layernorm, RMSNorm, cross-entropy, attention and multi-head attention.
 
 Each composite is a plain function of Tensors (registered by name with `dispatch.composite`): its graph
 shows how it works, and its gradient comes from the primitives' rules. `CompositeMixin` gives Tensor
@@ -39,6 +39,20 @@ def gelu_erf(x: Tensor) -> Tensor:
     return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
 
 
+@composite("silu")
+def silu(x: Tensor) -> Tensor:
+    """x·σ(x), the SiLU (swish)."""
+    return x * x.sigmoid()
+
+
+@composite("swiglu")
+def swiglu(x: Tensor) -> Tensor:
+    """silu(gate)·up, the gate and the up projection side by side in x (..., 2n): (..., n)."""
+    n = x.shape[-1] // 2
+    gate, up = x[..., :n], x[..., n:]                                         # (..., n) each
+    return gate.silu() * up
+
+
 @composite("linear")
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x (..., in) @ Wᵀ (in, out) + b (out,)."""
@@ -68,6 +82,13 @@ def layernorm(x: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = Non
     y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
     y = y if weight is None else y * weight
     return y if bias is None else y + bias
+
+
+@composite("rmsnorm")
+def rmsnorm(x: Tensor, axis=-1, eps: float = 1e-6, weight: Tensor | None = None) -> Tensor:
+    """x / √(mean(x²) + eps) over axis, times weight."""
+    rms = ((x * x).mean(axis, keepdim=True) + eps).sqrt()
+    return x / rms if weight is None else x / rms * weight
 
 
 @composite("cross_entropy")
@@ -168,7 +189,16 @@ class CompositeMixin:
 
     def silu(self):
         """x·σ(x), the SiLU (swish) used by SwiGLU."""
-        return self * self.sigmoid()
+        return run("silu", self._floating())
+
+    def swiglu(self):
+        """silu(gate)·up for self (..., 2n) holding the gate (..., :n) and the up projection (..., n:) side
+        by side, as nn.MLP's c_fc makes them for its SwiGLU: (..., n) (Shazeer 2020,
+        https://arxiv.org/abs/2002.05202)."""
+        if self.ndim == 0 or self.shape[-1] % 2:
+            raise ShapeError(f"swiglu: input {self.shape} must end in an even axis, the gate and the up "
+                             "projection side by side (..., 2n); concatenate them on the last axis first")
+        return run("swiglu", self._floating())
 
     def linear(self, weight, bias=None):
         """x Wᵀ + b, x (..., in), weight (out, in), bias (out,) or None: what nn.Linear computes."""
@@ -204,6 +234,12 @@ class CompositeMixin:
         """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
         then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
         return run("layernorm", self, axis, eps, weight, bias)
+
+    @spellings
+    def rmsnorm(self, axis=-1, eps=1e-6, weight=None):
+        """x / √(mean(x²) + eps) over `axis`, each vector given root mean square 1 (no centring, unlike
+        layernorm), then times `weight` when given (shaped like the normalised axis)."""
+        return run("rmsnorm", self._floating(), axis, eps, weight)
 
     def sparse_categorical_crossentropy(self, targets, ignore_index=-1, reduction="mean", label_smoothing=0.0):
         """−log softmax(logits)[target] per position whose target is not `ignore_index`, computed as

@@ -308,6 +308,85 @@ def layernorm_backward(g, xhat, rstd, w, need):
     return dx if len(need) == 1 else (dx, dw, db)[:len(need)]
 
 
+class RMSNorm(Fused):
+    """y = x̂·w, x̂ = x·rstd, rstd = 1/√(mean(x²) + eps) along the last axis; w (n,) is optional
+    (nn.RMSNorm passes its weight, so the whole layer is one op).
+
+    Backward, with ĝ = g·w: dx = (ĝ − x̂·mean(ĝ⊙x̂))·rstd, dw = Σ_rows g⊙x̂. Both run on cache-sized
+    pieces of whole rows (rmsnorm_forward, rmsnorm_backward); rstd is kept for backward, x̂ made again from x.
+    """
+    composite = "rmsnorm"
+
+    @staticmethod
+    def accepts(x, axis=-1, eps=1e-6, weight=None) -> bool:
+        """The last axis, not empty, and weight (n,) or None: a weight of another shape broadcasts, composed."""
+        return (x._axes(axis) == (x.ndim - 1,) and x.shape[-1] > 0
+                and (weight is None or weight.shape == x.shape[-1:]))
+
+    @staticmethod
+    def from_composite(x, axis=-1, eps=1e-6, weight=None):
+        return RMSNorm.apply(x, *(() if weight is None else (weight,)), eps=eps)
+
+    @staticmethod
+    def as_composite(x, w=None, eps=1e-6): return (x, -1, eps, w), {}
+
+    def forward(self, x, w=None, eps=1e-6):
+        self.eps = eps
+        y, self.rstd = compiled(rmsnorm_forward, x, w)(x, w, eps)
+        return y
+
+    def backward(self, grad, out):
+        x, *weight = self.parents
+        w = weight[0] if weight else None
+        need = [p.requires_grad for p in self.parents]
+        if not state.grad_enabled:
+            arrays = (grad.data, x.data, self.rstd, None if w is None else w.data)
+            dx, dw = compiled(rmsnorm_backward, *arrays)(*arrays)
+            grads = [Tensor._make(a, None) if wanted else None for a, wanted in zip((dx, dw), need)]
+            return grads[0] if w is None else tuple(grads)
+        rstd = saved_or_rebuilt(self.rstd, lambda: 1 / ((x * x).mean(-1, keepdim=True) + self.eps).sqrt())
+        return by_formula(_rmsnorm_grads, grad, x, rstd, w, need)
+
+
+def _rmsnorm_grads(g, x, rstd, w, need):
+    xhat = x * rstd
+    gw = g if w is None else g * w                                            # ĝ, the gradient at x̂
+    dx = (gw - xhat * (keep_dot(gw, xhat) / xhat.shape[-1])) * rstd if need[0] else None
+    return dx if len(need) == 1 else (dx, rows_sum(g * xhat) if need[1] else None)
+
+
+def rmsnorm_forward(x: np.ndarray, w: np.ndarray | None, eps: float):
+    """(y, rstd) for x (..., n), w (n,) or None: rstd = 1/√(mean(x²) + eps) (..., 1), y = x·rstd·w, on
+    cache-sized pieces of whole rows."""
+    inv_n, eps = x.dtype.type(1 / x.shape[-1]), x.dtype.type(eps)
+    rstd = np.empty((*x.shape[:-1], 1), x.dtype)
+    y = np.empty(x.shape, x.dtype if w is None else np.result_type(x, w))
+    for x_rows, rstd_rows, y_rows in row_pieces(np.ascontiguousarray(x), rstd, y, size=PIECE):
+        np.divide(1, np.sqrt(keep_dot(x_rows, x_rows) * inv_n + eps), out=rstd_rows)
+        np.multiply(x_rows, rstd_rows, out=y_rows)
+        if w is not None:
+            y_rows *= w
+    return y, rstd
+
+
+def rmsnorm_backward(g: np.ndarray, x: np.ndarray, rstd: np.ndarray, w: np.ndarray | None):
+    """(dx, dw) of rmsnorm_forward given g, as _rmsnorm_grads computes them, on cache-sized pieces of whole
+    rows: x̂ = x·rstd made again piece by piece, dx written in place, dw = Σ_rows g⊙x̂ summed piece by
+    piece (the weight's gradient; without w, the one a weight of ones would get)."""
+    inv_n = x.dtype.type(1 / x.shape[-1])
+    g = np.ascontiguousarray(g, dtype=x.dtype)
+    dx = np.empty(x.shape, x.dtype)
+    dw = np.zeros(x.shape[-1], x.dtype)
+    work = np.empty((2, min(x.size, max(PIECE, x.shape[-1]))), x.dtype)     # x̂, then g⊙x̂ and ĝ, of one piece
+    for g_rows, x_rows, rstd_rows, dx_rows in row_pieces(g, np.ascontiguousarray(x), rstd, dx, size=PIECE):
+        xhat, gw = (a[:x_rows.size].reshape(x_rows.shape) for a in work)
+        np.multiply(x_rows, rstd_rows, out=xhat)
+        dw += rows_sum(np.multiply(g_rows, xhat, out=gw))
+        gw = g_rows if w is None else np.multiply(g_rows, w, out=gw)
+        np.multiply(xhat, keep_dot(gw, xhat) * inv_n, out=dx_rows)
+        np.subtract(gw, dx_rows, out=dx_rows)
+        dx_rows *= rstd_rows
+    return dx, dw
 
 
 def _gelu_slope(x, t):
@@ -399,6 +478,158 @@ def _gelu_grad(g: np.ndarray, x: np.ndarray, out: np.ndarray, t: np.ndarray, one
     slope *= t
     slope *= g
     return slope
+
+
+class Silu(Fused):
+    """SiLU y = x·σ(x). Backward, by the product rule: dy/dx = σ + x·σ(1 − σ), with σ made again from x
+    rather than saved (one array less held per layer between forward and backward).
+
+    Both run on cache-sized pieces (memory.pieces) written into the output, one run of pieces per thread
+    of the pool (silu_forward, silu_backward), taking the composite's steps in its order: its very bits."""
+    composite = "silu"
+
+    @staticmethod
+    def from_composite(x): return Silu.apply(x)
+
+    def forward(self, x):
+        return compiled(silu_forward, x)(x)
+
+    def backward(self, grad, out):
+        x = self.parents[0]
+        if state.grad_enabled:  # create_graph: σ must itself be differentiable
+            return _silu_grad(grad, x, x.sigmoid())
+        return Tensor._make(compiled(silu_backward, grad.data, x.data)(grad.data, x.data), None)
+
+
+def _silu_grad(g, x, s):
+    """g·d(x·σ(x))/dx = g·σ + g·x·σ(1 − σ) on Tensors, given s = σ(x) (for a recorded backward)."""
+    return g * s + g * x * s * (1 - s)
+
+
+def silu_forward(x: np.ndarray) -> np.ndarray:
+    """x·σ(x), on cache-sized pieces cut into one run per thread of the pool."""
+    y = np.empty(x.shape, x.dtype)
+    pool.run_in_runs(_silu_run, pieces(y, np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    return y
+
+
+def silu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """g·(σ + x·σ(1 − σ)), σ = σ(x), on cache-sized pieces cut into one run per thread of the pool."""
+    dx = np.empty(x.shape, x.dtype)
+    pool.run_in_runs(_silu_grads, pieces(dx, np.ascontiguousarray(g, x.dtype), np.ascontiguousarray(x), size=PIECE),
+                     x.nbytes)
+    return dx
+
+
+def _silu_run(run):
+    """y = x·σ(x) on each (y, x) piece of a run."""
+    work = np.empty(max(x.size for _, x in run), run[0][1].dtype)
+    for y, x in run:
+        _sigmoid(x, y, work[:x.size].reshape(x.shape))
+        y *= x
+
+
+def _silu_grads(run):
+    """dx = g·σ + ((g·x)·σ)·(1 − σ) on each (dx, g, x) piece of a run: the composite's products, in its order."""
+    work = np.empty((2, max(x.size for _, _, x in run)), run[0][2].dtype)
+    for dx, g, x in run:
+        s, t = (w[:x.size].reshape(x.shape) for w in work)
+        _sigmoid(x, s, t)
+        np.multiply(g, x, out=t)
+        t *= s
+        np.multiply(g, s, out=dx)
+        np.subtract(1, s, out=s)
+        t *= s
+        dx += t
+
+
+def _sigmoid(x: np.ndarray, out: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """σ(x) written into out with ops.Sigmoid's numbers, in place: e = e^-|x| (never overflows), then 1
+    where x ≥ 0 and e elsewhere, over 1 + e (in work, of x's shape). The numerator is max(e, x ≥ 0),
+    exactly np.where(x >= 0, 1, e) (e ≤ 1 where x ≥ 0; a NaN stays NaN) at a tenth of its cost."""
+    np.abs(x, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1, out=work)
+    np.maximum(out, x >= 0, out=out)
+    return np.divide(out, work, out=out)
+
+
+class SwiGLU(Fused):
+    """SwiGLU y = silu(a)·b of x = [a | b] (..., 2n): the gate a and the up projection b side by side on
+    the last axis, as nn.MLP's c_fc makes them; y (..., n).
+
+    Backward: da = (g·b)·(σ + a·σ(1 − σ)) (SiLU's slope), db = g·silu(a), with σ = σ(a) made again from
+    a; da and db side by side are dx. Both run on the two halves (views of x), on cache-sized pieces of
+    whole rows, one run of pieces per thread of the pool (swiglu_forward, swiglu_backward); like SiLU's,
+    they take the composite's steps in its order."""
+    composite = "swiglu"
+
+    @staticmethod
+    def from_composite(x): return SwiGLU.apply(x)
+
+    def forward(self, x):
+        a, b = halves(x)
+        return compiled(swiglu_forward, a, b)(a, b)
+
+    def backward(self, grad, out):
+        x = self.parents[0]
+        if state.grad_enabled:  # create_graph: Tensor ops, the halves' gradients joined by cat
+            a, b = halves(x)
+            s = a.sigmoid()
+            return Tensor.cat(_silu_grad(grad * b, a, s), grad * (a * s), dim=-1)
+        a, b = halves(x.data)
+        da, db = compiled(swiglu_backward, grad.data, a, b)(grad.data, a, b)
+        return Tensor._make(np.concatenate((da, db), -1), None)
+
+
+def halves(x):
+    """The gate x[..., :n] and the up projection x[..., n:] of x (..., 2n), an array or a Tensor (views)."""
+    n = x.shape[-1] // 2
+    return x[..., :n], x[..., n:]
+
+
+def swiglu_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """silu(a)·b for a and b of one shape (..., n), on cache-sized pieces of whole rows cut into one run
+    per thread of the pool (a and b may be views with a row stride, the halves of one array)."""
+    y = np.empty(a.shape, a.dtype)
+    pool.run_in_runs(_swiglu_run, row_pieces(y, a, b, size=PIECE), a.nbytes)
+    return y
+
+
+def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """(da, db) of swiglu_forward given the upstream gradient g, piece by piece as swiglu_forward."""
+    da, db = np.empty(a.shape, a.dtype), np.empty(a.shape, a.dtype)
+    pool.run_in_runs(_swiglu_grads, row_pieces(da, db, np.ascontiguousarray(g, a.dtype), a, b, size=PIECE),
+                     a.nbytes)
+    return da, db
+
+
+def _swiglu_run(run):
+    """y = (a·σ(a))·b on each (y, a, b) piece of a run."""
+    work = np.empty(max(a.size for _, a, _ in run), run[0][1].dtype)
+    for y, a, b in run:
+        _sigmoid(a, y, work[:a.size].reshape(a.shape))
+        y *= a
+        y *= b
+
+
+def _swiglu_grads(run):
+    """On each (da, db, g, a, b) piece of a run, the composite's products in its order: with gb = g·b,
+    da = gb·σ + ((gb·a)·σ)·(1 − σ) (SiLU's backward of gb), db = g·(a·σ)."""
+    work = np.empty((2, max(a.size for _, _, _, a, _ in run)), run[0][3].dtype)
+    for da, db, g, a, b in run:
+        s, t = (w[:a.size].reshape(a.shape) for w in work)
+        _sigmoid(a, s, t)
+        np.multiply(g, b, out=t)
+        np.multiply(t, s, out=da)
+        t *= a
+        t *= s
+        np.multiply(a, s, out=db)
+        db *= g
+        np.subtract(1, s, out=s)
+        t *= s
+        da += t
 
 
 class CrossEntropy(Fused):

@@ -45,12 +45,14 @@ def prepare(dtype: np.dtype) -> bool:
 
 def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     """Every array function an op of the engine uses once, on tiny inputs of dtype, with the variant each
-    op will use (those of RMSNorm, SiLU and SwiGLU, which no fused op uses yet, compile at their first
-    call): numba's first, while the C kernels may still be compiling (the thread c_ready), then the others."""
+    op will use: numba's first, while the C kernels may still be compiling (the thread c_ready), then the
+    others."""
     x = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
     w, t = np.ones(3, dtype), np.zeros(2, np.int64)
     y, xhat, rstd = arrays.layernorm_forward(x, w, w, 1e-5, variant("layernorm"))
     arrays.layernorm_backward(x, xhat, rstd, w, (True, True, True), variant("layernorm"))
+    y, rstd = arrays.rmsnorm_forward(x, w, 1e-6, variant("rmsnorm"))
+    arrays.rmsnorm_backward(x, x, rstd, w, variant("rmsnorm"))
     m, v = np.zeros(6, dtype), np.zeros(6, dtype)
     arrays.adam_update(x.reshape(-1).copy(), x, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, True, 1, variant("adam"))
     c_ready.join()
@@ -60,6 +62,8 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     probs, _ = arrays.cross_entropy_forward(x, t, 0.1, variant("cross_entropy"))
     arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
     arrays.gelu_backward(x, arrays.gelu_forward(x, variant("gelu")), variant("gelu"))
+    arrays.silu_backward(x, arrays.silu_forward(x, variant("silu")), variant("silu"))
+    arrays.swiglu_backward(x, x, arrays.swiglu_forward(x, x, variant("swiglu")), variant("swiglu"))
     if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention (flash.py)
         s = x[None].copy()                                                   # (1, 2, 3)
         lse = arrays.tile_softmax_forward(s, np.zeros((2, 3), dtype), x.T, np.empty((1, 2, 2), dtype),
