@@ -1,6 +1,7 @@
-/* The attention tile's softmax in C: the elementwise steps between flash.py's products, each in one
- * pass over a tile of scores where numpy makes five (tinygrad_like/fast/flash.py: tile_softmax_forward
- * and tile_softmax_backward are the numpy bodies, step for step).
+/* Attention's kernels in C, for tinygrad_like/fast/flash.py, whose numpy bodies they stand in for: the
+ * tile's softmax, the elementwise steps between the products, in one pass over a tile of scores where
+ * numpy makes five (tile_softmax_forward, tile_softmax_backward), and the transposing copy that makes
+ * kᵀ·scale and vᵀ out of the packed projection (transpose_copy).
  *
  * A tile is R rows of n scores, s = q·(kᵀ·scale), C-contiguous. The mask, when there is one, is one
  * block of `period` rows (the tile's query rows) with a row stride of ldm elements (0 for a padding mask
