@@ -47,6 +47,29 @@ def test_shared_product_is_numpys_product(threads, name):
     np.testing.assert_allclose(out, expected, rtol=1e-5 if a.dtype == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_product_plus_a_bias_added_by_each_thread_is_numpys(threads, n):
+    """matmul(a, b, add): each thread adds the bias to its own rows; the bits of a @ b + add."""
+    a, b, bias = rng.standard_normal((31, 6)), rng.standard_normal((6, 4)), rng.standard_normal(4)
+    threads(n)
+    np.testing.assert_array_equal(pool.matmul(a, b, bias), a @ b + bias)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_each_gives_every_jobs_result_in_order(threads, n):
+    threads(n)
+    assert pool.each([lambda i=i: i * i for i in range(5)], flops=pool.MIN_FLOPS) == [0, 1, 4, 9, 16]
+
+
+def test_a_failing_job_raises_in_the_caller(threads):
+    threads(2)
+
+    def fail():
+        raise ValueError("job 1 failed")
+    with pytest.raises(ValueError, match="job 1 failed"):
+        pool.each([lambda: 0, fail], flops=0)
+
+
 def test_blas_is_held_to_one_thread_while_the_pool_has_more():
     before = blas_threads()
     tinygrad_like.set_num_threads(2)

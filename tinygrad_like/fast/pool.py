@@ -152,29 +152,54 @@ def _hold_blas() -> None:
         _blas_hold = threadpool_limits(limits=1, user_api="blas")
 
 
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with the
-    rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
-    at least MIN_FLOPS; each thread writes its own rows of the result. Other shapes: np.matmul."""
+def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.ndarray:
+    """a @ b (+ add) for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with
+    the rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
+    at least MIN_FLOPS; each thread writes its own rows of the result, and adds `add` (a bias, broadcast
+    over rows) to them while they are still in its cache, instead of one more pass over the whole output
+    after. Other shapes: np.matmul, then the add."""
     n = chosen()
     if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
         if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])
             out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
-            _share_rows(rows, b, out, n)
+            _share_rows(rows, b, out, n, add)
             return out.reshape(*a.shape[:-1], b.shape[-1])
         if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] >= n:
             out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), np.result_type(a, b))
-            _share_rows(a, b, out, n)
+            _share_rows(a, b, out, n, add)
             return out
-    return np.matmul(a, b)
+    out = np.matmul(a, b)
+    if add is not None:
+        np.add(out, add, out=out)
+    return out
 
 
-def _share_rows(a, b, out, n: int) -> None:
-    """out = a @ b, cut along the first axis of a (and of b and out when b is a stack) into n parts."""
+def _share_rows(a, b, out, n: int, add=None) -> None:
+    """out = a @ b (+ add), cut along the first axis of a (and of b and out when b is a stack) into n parts."""
     cuts, stacked = _cuts(len(a), n), b.ndim == 3
 
     def part(i):
         lo, hi = cuts[i], cuts[i + 1]
         np.matmul(a[lo:hi], b[lo:hi] if stacked else b, out=out[lo:hi])
+        if add is not None:
+            np.add(out[lo:hi], add, out=out[lo:hi])
     run(part, range(n))
+
+
+def each(jobs, flops: int) -> list:
+    """[job() for job in jobs], the jobs shared out among the pool's threads, one job to a thread at a
+    time, when together they do at least MIN_FLOPS (else in turn on the calling thread). For independent
+    products (a backward pass's dx and dW): one hand-over for all of them, each product whole on one
+    thread, where sharing out each one's rows would hand over once per product. A job must not call
+    matmul or run itself (it runs on a thread of the pool); BLAS is held to one thread already."""
+    results = [None] * len(jobs)
+
+    def task(i):
+        results[i] = jobs[i]()
+    if flops < MIN_FLOPS or chosen() == 1:
+        for i in range(len(jobs)):
+            task(i)
+    else:
+        run(task, range(len(jobs)))
+    return results
