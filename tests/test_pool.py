@@ -103,6 +103,28 @@ def test_a_failing_part_raises_in_the_caller(threads):
         pool.run(part, range(2))
 
 
+@pytest.mark.parametrize("failing", [0, 1, 2])
+def test_after_a_failing_part_the_next_run_runs_every_part(threads, failing):
+    """Every thread is done before the error reaches the caller, so the next run starts clean."""
+    threads(3)
+
+    def part(i):
+        if i == failing:
+            raise ValueError(f"part {i} failed")
+    with pytest.raises(ValueError, match=f"part {failing} failed"):
+        pool.run(part, range(3))
+    seen = []
+    pool.run(seen.append, range(30))
+    assert sorted(seen) == list(range(30))
+
+
+def test_a_run_inside_a_part_runs_inline(threads):
+    threads(2)
+    seen = []
+    pool.run(lambda i: pool.run(lambda j: seen.append((i, j)), range(3)), range(4))
+    assert sorted(seen) == [(i, j) for i in range(4) for j in range(3)]
+
+
 def test_gelu_pieces_on_two_threads_give_the_bits_of_one(monkeypatch):
     """GELU's cache-sized pieces, cut into one run per thread: each piece is computed alike by whichever
     thread has it, so the bits match (pieces of 30 elements: 35 pieces, the last one short)."""
