@@ -3,7 +3,8 @@
 `run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads; each task writes only its
 own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
 attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
-(`run_in_runs`).
+(`run_in_runs`); `each(jobs, flops)` runs independent jobs side by side (Linear's dx and dW products).
+The pool's threads sleep on a lock each between runs (`_Worker`).
 
 While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
 the only source of threads: BLAS's own threads would otherwise stay awake between products, spinning on the
@@ -249,13 +250,13 @@ def each(jobs, flops: int) -> list:
     """[job() for job in jobs], the jobs shared out among the pool's threads, one job to a thread at a
     time, when together they do at least MIN_FLOPS (else in turn on the calling thread). For independent
     products (a backward pass's dx and dW): one hand-over for all of them, each product whole on one
-    thread, where sharing out each one's rows would hand over once per product. A job must not call
-    matmul or run itself (it runs on a thread of the pool); BLAS is held to one thread already."""
+    thread, where sharing out each one's rows would hand over once per product. A job that shares out
+    work itself (matmul, run) does it inline, the pool being busy; BLAS is held to one thread already."""
     results = [None] * len(jobs)
 
     def task(i):
         results[i] = jobs[i]()
-    if flops < MIN_FLOPS or chosen() == 1:
+    if flops < MIN_FLOPS:
         for i in range(len(jobs)):
             task(i)
     else:
