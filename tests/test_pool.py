@@ -93,6 +93,22 @@ def test_linear_on_three_threads_equals_one_thread(threads):
         np.testing.assert_allclose(three, one, rtol=1e-13, atol=1e-13)
 
 
+def test_linear_in_float32_on_two_threads_gives_the_bits_of_one(threads):
+    """Forward (bias added by each thread to its rows) and backward (dx and dW side by side, each whole
+    on one thread): OpenBLAS rounds a row of a product alike whichever rows it is computed with."""
+    x = Tensor(rng.standard_normal((3, 40, 24)).astype(np.float32), requires_grad=True)
+    w = Tensor(rng.standard_normal((16, 24)).astype(np.float32), requires_grad=True)
+    b = Tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    u = Tensor(rng.standard_normal((3, 40, 16)).astype(np.float32))
+    results = []
+    for n in (1, 2):
+        threads(n)
+        out = x.linear(w, b)
+        results.append([out.numpy(), *(g.numpy() for g in grad((out * u).sum(), [x, w, b]))])
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(two, one)
+
+
 def test_a_failing_part_raises_in_the_caller(threads):
     threads(2)
 
