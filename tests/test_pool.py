@@ -47,6 +47,29 @@ def test_shared_product_is_numpys_product(threads, name):
     np.testing.assert_allclose(out, expected, rtol=1e-5 if a.dtype == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_product_plus_a_bias_added_by_each_thread_is_numpys(threads, n):
+    """matmul(a, b, add): each thread adds the bias to its own rows; the bits of a @ b + add."""
+    a, b, bias = rng.standard_normal((31, 6)), rng.standard_normal((6, 4)), rng.standard_normal(4)
+    threads(n)
+    np.testing.assert_array_equal(pool.matmul(a, b, bias), a @ b + bias)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_each_gives_every_jobs_result_in_order(threads, n):
+    threads(n)
+    assert pool.each([lambda i=i: i * i for i in range(5)], flops=pool.MIN_FLOPS) == [0, 1, 4, 9, 16]
+
+
+def test_a_failing_job_raises_in_the_caller(threads):
+    threads(2)
+
+    def fail():
+        raise ValueError("job 1 failed")
+    with pytest.raises(ValueError, match="job 1 failed"):
+        pool.each([lambda: 0, fail], flops=0)
+
+
 def test_blas_is_held_to_one_thread_while_the_pool_has_more():
     before = blas_threads()
     tinygrad_like.set_num_threads(2)
@@ -70,6 +93,22 @@ def test_linear_on_three_threads_equals_one_thread(threads):
         np.testing.assert_allclose(three, one, rtol=1e-13, atol=1e-13)
 
 
+def test_linear_in_float32_on_two_threads_gives_the_bits_of_one(threads):
+    """Forward (bias added by each thread to its rows) and backward (dx and dW side by side, each whole
+    on one thread): OpenBLAS rounds a row of a product alike whichever rows it is computed with."""
+    x = Tensor(rng.standard_normal((3, 40, 24)).astype(np.float32), requires_grad=True)
+    w = Tensor(rng.standard_normal((16, 24)).astype(np.float32), requires_grad=True)
+    b = Tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    u = Tensor(rng.standard_normal((3, 40, 16)).astype(np.float32))
+    results = []
+    for n in (1, 2):
+        threads(n)
+        out = x.linear(w, b)
+        results.append([out.numpy(), *(g.numpy() for g in grad((out * u).sum(), [x, w, b]))])
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(two, one)
+
+
 def test_a_failing_part_raises_in_the_caller(threads):
     threads(2)
 
@@ -78,6 +117,28 @@ def test_a_failing_part_raises_in_the_caller(threads):
             raise ValueError("part 1 failed")
     with pytest.raises(ValueError, match="part 1 failed"):
         pool.run(part, range(2))
+
+
+@pytest.mark.parametrize("failing", [0, 1, 2])
+def test_after_a_failing_part_the_next_run_runs_every_part(threads, failing):
+    """Every thread is done before the error reaches the caller, so the next run starts clean."""
+    threads(3)
+
+    def part(i):
+        if i == failing:
+            raise ValueError(f"part {i} failed")
+    with pytest.raises(ValueError, match=f"part {failing} failed"):
+        pool.run(part, range(3))
+    seen = []
+    pool.run(seen.append, range(30))
+    assert sorted(seen) == list(range(30))
+
+
+def test_a_run_inside_a_part_runs_inline(threads):
+    threads(2)
+    seen = []
+    pool.run(lambda i: pool.run(lambda j: seen.append((i, j)), range(3)), range(4))
+    assert sorted(seen) == [(i, j) for i in range(4) for j in range(3)]
 
 
 def test_gelu_pieces_on_two_threads_give_the_bits_of_one(monkeypatch):

@@ -38,7 +38,7 @@ after_import = dict(blas=blas(), threads=threading.active_count(), chosen=pool._
 exec(sys.argv[2])                                            # the test's own settings, if any
 x = tinygrad_like.Tensor(np.ones((4, 4), np.float32), requires_grad=True)
 (x @ x).sum().backward()                                     # a product: an op that can share out work
-after_op = dict(blas=blas(), n=tinygrad_like.get_num_threads(), pool_started=pool._executor is not None)
+after_op = dict(blas=blas(), n=tinygrad_like.get_num_threads(), pool_started=bool(pool._workers))
 print(json.dumps(dict(before=before, after_import=after_import, after_op=after_op)))
 """
 

@@ -78,9 +78,7 @@ class Linear(Fused):
     def from_composite(x, weight, bias=None): return Linear.apply(x, weight, *(() if bias is None else (bias,)))
 
     def forward(self, x, w, b=None):
-        y = pool.matmul(x.reshape(-1, x.shape[-1]), w.T)                      # (rows, out)
-        if b is not None:
-            y += b
+        y = pool.matmul(x.reshape(-1, x.shape[-1]), w.T, b)                   # (rows, out), b added per thread
         return y.reshape(*x.shape[:-1], w.shape[0])
 
     def backward(self, grad, out):
@@ -90,10 +88,18 @@ class Linear(Fused):
 
 
 def _linear_grads(g, x, w, need):
-    g = g.reshape(-1, g.shape[-1])                                            # (rows, out)
-    return ((product(g, w)).reshape(x.shape) if need[0] else None,            # dx = g W
-            product(g.T, x.reshape(-1, x.shape[-1])) if need[1] else None,    # dW = gᵀ x
-            rows_sum(g) if len(need) == 3 and need[2] else None)              # db = Σ_rows g
+    """(dx, dW, db)[:len(need)], None where need says no. Of numpy arrays needing both dx and dW, the
+    products run side by side, each whole on one thread of the pool (pool.each: one hand-over, where
+    sharing out each product's rows would take two), and db on whichever thread is free first; else
+    each product shares out its own rows (`product`)."""
+    g, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])           # (rows, out), (rows, in)
+    side_by_side = isinstance(g, np.ndarray) and need[0] and need[1]
+    mm = np.matmul if side_by_side else product
+    jobs = [lambda: mm(g, w).reshape(x.shape),                                # dx = g W
+            lambda: mm(g.T, x2),                                              # dW = gᵀ x
+            lambda: rows_sum(g)]                                              # db = Σ_rows g
+    jobs = [job if wanted else (lambda: None) for job, wanted in zip(jobs, need)]
+    return tuple(pool.each(jobs, 4 * g.size * x2.shape[-1]) if side_by_side else [job() for job in jobs])
 
 
 def product(a, b):

@@ -3,7 +3,8 @@
 `run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads; each task writes only its
 own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
 attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
-(`run_in_runs`).
+(`run_in_runs`); `each(jobs, flops)` runs independent jobs side by side (Linear's dx and dW products).
+The pool's threads sleep on a lock each between runs (`_Worker`).
 
 While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
 the only source of threads: BLAS's own threads would otherwise stay awake between products, spinning on the
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -47,19 +47,22 @@ def _default_threads() -> int:
 _threads: int | None = None  # None until set_num_threads, or the first op that can share out work (chosen())
 MIN_BYTES = 512 << 10   # attention scores below this run on one thread (benchmarks/bench_threads.py)
 MIN_FLOPS = 16 << 20    # products below this run on one thread: handing half over would cost more than it gives
-_executor: ThreadPoolExecutor | None = None
+_workers: list = []  # the pool's threads beyond the caller's (_Worker), made on first use
+_busy = threading.Lock()  # held while run() has the workers: a second caller (or a job) runs inline
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
 
 
 def set_num_threads(n: int) -> None:
     """Run shared-out numpy work (products, attention, GELU) on n threads; 1 runs it inline and leaves numpy's
     BLAS its own threads. Overrides TINYGRAD_LIKE_NUM_THREADS and the default (every usable core)."""
-    global _threads, _executor, _blas_hold
+    global _threads, _blas_hold
     if int(n) < 1:
         raise ValueError(f"set_num_threads: need n >= 1, got {n}")
-    if _executor is not None and int(n) != _threads:  # a pool of the new size on next use
-        _executor.shutdown()
-        _executor = None
+    if _workers and int(n) != _threads:               # a pool of the new size on next use
+        with _busy:
+            for worker in _workers:
+                worker.stop()
+            _workers.clear()
     if int(n) == 1 and _blas_hold is not None:        # BLAS back to the threads it had
         _blas_hold.restore_original_limits()
         _blas_hold = None
@@ -91,31 +94,77 @@ def threads_for(nbytes: int) -> int:
 
 def run(task, items) -> None:
     """task(item) for each item, on the calling thread and the pool's: each takes the next item when it
-    is done with one, so a thread slowed down (by another process on its core) takes fewer."""
+    is done with one, so a thread slowed down (by another process on its core) takes fewer. While one
+    run has the pool, another (from a second thread of the caller's, or from inside a task) runs its
+    items inline."""
     items = list(items)
     n = min(chosen(), len(items))
-    if n < 2:
+    if n < 2 or not _busy.acquire(blocking=False):
         for item in items:
             task(item)
         return
-    executor = _start()
-    queue = iter(items)
-    lock = threading.Lock()
-
-    def work():
-        while True:
-            with lock:
-                item = next(queue, _DONE)
-            if item is _DONE:
-                return
-            task(item)
-
-    futures = [executor.submit(work) for _ in range(n - 1)]
     try:
-        work()
+        queue = iter(items)
+        lock = threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    item = next(queue, _DONE)
+                if item is _DONE:
+                    return
+                task(item)
+
+        helpers = _start()[:n - 1]
+        for worker in helpers:
+            worker.begin(work)
+        try:
+            work()
+        finally:
+            errors = [worker.wait() for worker in helpers]                      # every helper done first
+        for error in errors:
+            if error is not None:
+                raise error                                                     # a task's error, in the caller
     finally:
-        for future in futures:
-            future.result()                                                     # re-raises a task's error
+        _busy.release()
+
+
+class _Worker:
+    """One thread of the pool, asleep on its `go` lock until run() hands it work (`begin`); it releases
+    `done` when the work is over (`wait`). Two plain locks: a hand-over costs a lock release and a
+    wake-up, without a future, a queue and a condition per task (concurrent.futures)."""
+
+    def __init__(self, name: str):
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.work, self.error = None, None
+        threading.Thread(target=self._loop, name=name, daemon=True).start()
+
+    def _loop(self):
+        while True:
+            self.go.acquire()
+            if self.work is None:                                               # stop()
+                return
+            try:
+                self.work()
+            except BaseException as error:                                      # handed to the caller by wait()
+                self.error = error
+            self.done.release()
+
+    def begin(self, work) -> None:
+        self.work = work
+        self.go.release()
+
+    def wait(self):
+        """Until the work handed over is done; the error it raised, if any (else None)."""
+        self.done.acquire()
+        error, self.error = self.error, None
+        return error
+
+    def stop(self) -> None:
+        self.work = None
+        self.go.release()
 
 
 _DONE = object()
@@ -136,13 +185,23 @@ def _cuts(length: int, parts: int) -> list:
     return [length * i // parts for i in range(parts + 1)]
 
 
-def _start() -> ThreadPoolExecutor:
-    """The pool's threads, made on first use."""
-    global _executor
+def _start() -> list:
+    """The pool's threads beyond the caller's, made on first use."""
     _hold_blas()
-    if _executor is None:
-        _executor = ThreadPoolExecutor(_threads - 1, thread_name_prefix="tinygrad_like")
-    return _executor
+    if not _workers:
+        _workers.extend(_Worker(f"tinygrad_like_{i}") for i in range(_threads - 1))
+    return _workers
+
+
+def _forget_workers() -> None:
+    """In a forked child: the parent's threads do not exist there; the pool makes its own on first use."""
+    global _busy
+    _workers.clear()
+    _busy = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _hold_blas() -> None:
@@ -152,29 +211,54 @@ def _hold_blas() -> None:
         _blas_hold = threadpool_limits(limits=1, user_api="blas")
 
 
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with the
-    rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
-    at least MIN_FLOPS; each thread writes its own rows of the result. Other shapes: np.matmul."""
+def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.ndarray:
+    """a @ b (+ add) for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with
+    the rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
+    at least MIN_FLOPS; each thread writes its own rows of the result, and adds `add` (a bias, broadcast
+    over rows) to them while they are still in its cache, instead of one more pass over the whole output
+    after. Other shapes: np.matmul, then the add."""
     n = chosen()
     if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
         if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])
             out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
-            _share_rows(rows, b, out, n)
+            _share_rows(rows, b, out, n, add)
             return out.reshape(*a.shape[:-1], b.shape[-1])
         if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] >= n:
             out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), np.result_type(a, b))
-            _share_rows(a, b, out, n)
+            _share_rows(a, b, out, n, add)
             return out
-    return np.matmul(a, b)
+    out = np.matmul(a, b)
+    if add is not None:
+        np.add(out, add, out=out)
+    return out
 
 
-def _share_rows(a, b, out, n: int) -> None:
-    """out = a @ b, cut along the first axis of a (and of b and out when b is a stack) into n parts."""
+def _share_rows(a, b, out, n: int, add=None) -> None:
+    """out = a @ b (+ add), cut along the first axis of a (and of b and out when b is a stack) into n parts."""
     cuts, stacked = _cuts(len(a), n), b.ndim == 3
 
     def part(i):
         lo, hi = cuts[i], cuts[i + 1]
         np.matmul(a[lo:hi], b[lo:hi] if stacked else b, out=out[lo:hi])
+        if add is not None:
+            np.add(out[lo:hi], add, out=out[lo:hi])
     run(part, range(n))
+
+
+def each(jobs, flops: int) -> list:
+    """[job() for job in jobs], the jobs shared out among the pool's threads, one job to a thread at a
+    time, when together they do at least MIN_FLOPS (else in turn on the calling thread). For independent
+    products (a backward pass's dx and dW): one hand-over for all of them, each product whole on one
+    thread, where sharing out each one's rows would hand over once per product. A job that shares out
+    work itself (matmul, run) does it inline, the pool being busy; BLAS is held to one thread already."""
+    results = [None] * len(jobs)
+
+    def task(i):
+        results[i] = jobs[i]()
+    if flops < MIN_FLOPS:
+        for i in range(len(jobs)):
+            task(i)
+    else:
+        run(task, range(len(jobs)))
+    return results

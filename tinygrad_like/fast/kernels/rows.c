@@ -24,14 +24,15 @@ float logf(float);
 double log(double);
 
 #define KERNELS(T, S, EXP, TANH, LOG)                                                                  \
-/* y = exp(x − max) / Σ exp(x − max) along each row */                                                 \
+/* y = exp(x − max) · (1 / Σ exp(x − max)) along each row */                                           \
 void softmax_forward_##S(const T *x, T *y, long n, long lo, long hi) {                                 \
     for (long r = lo; r < hi; r++) {                                                                   \
         const T *xr = x + r * n; T *yr = y + r * n;                                                    \
         T m = xr[0], s = 0;                                                                            \
         _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) m = xr[j] > m ? xr[j] : m;   \
         _Pragma("omp simd reduction(+:s)") for (long j = 0; j < n; j++) { T e = EXP(xr[j] - m); yr[j] = e; s += e; } \
-        _Pragma("omp simd") for (long j = 0; j < n; j++) yr[j] /= s;                                    \
+        T inv = 1 / s; /* one division a row, then products: a row's n divisions cost more */          \
+        _Pragma("omp simd") for (long j = 0; j < n; j++) yr[j] *= inv;                                 \
     }                                                                                                  \
 }                                                                                                      \
 /* dx = y ⊙ (g − Σ g⊙y) */                                                                             \
@@ -70,7 +71,8 @@ void cross_entropy_forward_##S(const T *x, const long *targets, T smoothing, T i
         _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) m = xr[j] > m ? xr[j] : m;   \
         _Pragma("omp simd reduction(+:s, sx)") for (long j = 0; j < n; j++) {                          \
             T c = xr[j] - m; T e = EXP(c); pr[j] = e; s += e; sx += c; }                               \
-        _Pragma("omp simd") for (long j = 0; j < n; j++) pr[j] /= s;                                    \
+        T inv = 1 / s;                                                                                 \
+        _Pragma("omp simd") for (long j = 0; j < n; j++) pr[j] *= inv;                                 \
         T ls = LOG(s), loss = ls - (xr[targets[r]] - m);                                               \
         if (smoothing != 0) loss = (1 - smoothing) * loss + smoothing * (ls - sx * inv_n);             \
         losses[r] = loss;                                                                              \
