@@ -456,3 +456,38 @@ def test_the_environment_variable_turns_kernels_on_and_off(monkeypatch):
         kernels.choice()
     monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
     assert not ready(np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("runs,count,n", [(1, 1, 3), (8, 2, 128), (5, 2, 33), (3, 1, 1000)])
+def test_partial_sums_keep_runs_on_lines_of_their_own(runs, count, n, dtype):
+    """Each run's block of partial sums starts on a 64-byte line, and no line holds two runs' numbers: threads
+    adding into neighbouring runs never write one line (false sharing made LayerNorm's backward on two
+    threads slower than on one)."""
+    parts = K.partial_sums(runs, count, n, dtype)
+    assert parts.shape == (runs, count, n) and parts.dtype == dtype and not parts.any()
+    size = np.dtype(dtype).itemsize
+    lines = []
+    for block in parts:
+        assert block.flags.c_contiguous and block.ctypes.data % K.CACHE_LINE == 0
+        first, last = block.ctypes.data // K.CACHE_LINE, (block.ctypes.data + block.size * size - 1) // K.CACHE_LINE
+        lines.append((first, last))
+    assert all(a_last < b_first for (_, a_last), (b_first, _) in zip(lines, lines[1:]))
+
+
+def test_layernorm_backward_sums_the_same_on_one_thread_and_two():
+    """dw and db summed from per-run partial sums (two threads: eight runs) equal one run's sums to float64
+    rounding, and dx is the same array of numbers."""
+    x = rng.standard_normal((2048, 128))
+    w, g = rng.standard_normal(128), rng.standard_normal((2048, 128))
+    results = {}
+    for threads in (1, 2):
+        pool.set_num_threads(threads)
+        try:
+            _, xhat, rstd = K.layernorm_forward(x, w, w, 1e-5)
+            results[threads] = K.layernorm_backward(g, xhat, rstd, w, (True, True, True))
+        finally:
+            pool.set_num_threads(1)
+    for one, two in zip(results[1], results[2]):
+        np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[2][2], g.sum(0), rtol=1e-12)                     # db = Σ_rows g

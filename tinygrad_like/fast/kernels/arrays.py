@@ -137,6 +137,23 @@ def _empty(shape: tuple, dtype, n: int | None = None) -> tuple:
     return out, out.reshape(-1) if n is None else out.reshape(-1, n)
 
 
+CACHE_LINE = 64  # bytes
+
+
+def partial_sums(runs: int, count: int, n: int, dtype) -> np.ndarray:
+    """Zeroed partial sums (runs, count, n), one (count, n) block per run for the run's thread to add into, each
+    block starting on a cache line of its own with a line of space after it. Packed side by side, two threads
+    adding into neighbouring blocks write the one cache line where a block ends and the next begins (numpy's
+    arrays start on 16 bytes, not 64) at every row: false sharing, which made LayerNorm's backward on two
+    threads slower than on one (tests/test_kernels.py: test_partial_sums_keep_runs_on_lines_of_their_own)."""
+    dtype = np.dtype(dtype)
+    line = CACHE_LINE // dtype.itemsize
+    stride = -(-(count * n) // line) * line + line                              # elements from block to block
+    buffer = np.zeros(runs * stride + line, dtype)
+    start = (-buffer.ctypes.data // dtype.itemsize) % line                      # the first element on a line
+    return buffer[start:start + runs * stride].reshape(runs, stride)[:, :count * n].reshape(runs, count, n)
+
+
 def _typed(dtype, *values):
     return [dtype.type(v) for v in values]
 
@@ -169,12 +186,12 @@ def layernorm_backward(g: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, w: np.
     w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
     dx, dx2 = _empty(xhat.shape, dtype, n)
     cuts = runs(xhat2.shape[0], xhat2.nbytes)
-    parts = np.zeros((2, len(cuts) - 1, n), dtype)                                # dw and db of each run
+    parts = partial_sums(len(cuts) - 1, 2, n, dtype)                             # dw and db of each run
     fn = kernel("layernorm_backward", variant_for("layernorm", variant), dtype)
     inv_n = dtype.type(1 / n)
-    pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[0, i], parts[1, i],
+    pool.run(lambda i: fn(g2, xhat2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[i, 0], parts[i, 1],
                           cuts[i], cuts[i + 1]), range(len(cuts) - 1))
-    grads = (dx if need[0] else None, *(parts[i].sum(0) if len(need) > i + 1 and need[i + 1]
+    grads = (dx if need[0] else None, *(parts[:, i].sum(0) if len(need) > i + 1 and need[i + 1]
                                         else None for i in range(2)))
     return grads[0] if len(need) == 1 else grads[:len(need)]
 
@@ -198,12 +215,12 @@ def rmsnorm_backward(g: np.ndarray, x: np.ndarray, rstd: np.ndarray, w: np.ndarr
     w2 = np.ones(n, dtype) if w is None else _flat(w, dtype)
     dx, dx2 = _empty(x.shape, dtype, n)
     cuts = runs(x2.shape[0], x2.nbytes)
-    parts = np.zeros((len(cuts) - 1, n), dtype)
+    parts = partial_sums(len(cuts) - 1, 1, n, dtype)                             # dw of each run
     fn = kernel("rmsnorm_backward", variant_for("rmsnorm", variant), dtype)
     inv_n = dtype.type(1 / n)
-    pool.run(lambda i: fn(g2, x2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[i], cuts[i], cuts[i + 1]),
+    pool.run(lambda i: fn(g2, x2, rstd.reshape(-1, 1), w2, inv_n, dx2, parts[i, 0], cuts[i], cuts[i + 1]),
              range(len(cuts) - 1))
-    return dx, parts.sum(0)
+    return dx, parts[:, 0].sum(0)
 
 
 # ---------------------------------------------------------------- softmax, log-softmax, cross-entropy
