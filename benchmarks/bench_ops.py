@@ -251,11 +251,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    argv = sys.argv[1:]
-    if "--worker" in argv:                        # a worker process: prints its RESULT line, records nothing
-        main(argv)
-    else:
-        runs = {"every core, wall time": main(argv)}
-        if "--threads" not in argv and "--clock" not in argv:  # the README's bracketed column
-            runs["1 thread, CPU time"] = main(argv + ["--threads", "1", "--clock", "cpu"])
-        record.save("bench_ops", runs)
+    record.run_both_clocks("bench_ops", main, sys.argv[1:])

@@ -55,6 +55,20 @@ def save(name: str, runs: dict, argv: list[str] | None = None, folder: Path = RE
     return path
 
 
+def run_both_clocks(name: str, main, argv: list[str]) -> None:
+    """The command-line tail of a benchmark that times on every core in wall time and on one thread in CPU
+    time (bench_ops, bench_kernels): a `--worker` process runs main(argv) and prints its RESULT line, recording
+    nothing; otherwise main runs on every core, then (unless argv fixes the threads or the clock) on one
+    thread in CPU time, the steadier figures on a busy machine, and both are saved as `name`."""
+    if "--worker" in argv:
+        main(argv)
+        return
+    runs = {"every core, wall time": main(argv)}
+    if "--threads" not in argv and "--clock" not in argv:
+        runs["1 thread, CPU time"] = main(argv + ["--threads", "1", "--clock", "cpu"])
+    save(name, runs)
+
+
 def write_atomic(path: Path, text: str) -> Path:
     """Write `text` to a temporary file beside `path`, then rename it over `path`."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
