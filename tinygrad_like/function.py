@@ -7,7 +7,6 @@ are written with Tensor ops, so the gradient is itself a graph when `create_grap
 from __future__ import annotations
 
 import contextlib
-import operator
 import threading
 
 import numpy as np
@@ -23,7 +22,6 @@ class _State(threading.local):
 
 
 state = _State()
-_array_of = operator.attrgetter("_data")   # a Tensor's numpy array, for map()
 
 
 class no_grad(contextlib.ContextDecorator):
@@ -128,7 +126,7 @@ class Function:
     def apply(cls, *parents, **kwargs):
         fn = cls()
         try:
-            data = fn.forward(*map(_array_of, parents), **kwargs)
+            data = fn.forward(*[p._data for p in parents], **kwargs)
             if not isinstance(data, np.ndarray):
                 data = np.asarray(data)  # np.sum over all axes, or 0-d arithmetic, gives a numpy scalar
         except ValueError as e:
@@ -157,7 +155,7 @@ class Function:
         tensor used by several ops keep one skeleton. Walking a freed node again is an error
         (autograd.backprop)."""
         kept = []
-        for p in self.parents:
+        for p in self.parents:   # a loop, not a list comprehension: that is a call of its own, at every node
             kept.append(p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons))
         self.__dict__ = {"parents": tuple(kept), "scope": self.scope, "freed": True}   # the rest goes at once
 

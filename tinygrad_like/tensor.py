@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 
 import numpy as np
 
@@ -129,19 +128,23 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         return cls(np.arange(start, stop, step, dtype=dtype), requires_grad=requires_grad)
 
     # ------------------------------------------------------------ properties
-    def _set_data(self, value) -> None:
+    @property
+    def data(self) -> np.ndarray:
+        """The numpy array that holds the values. Assigning replaces it: an array as it is, or a
+        Tensor's array (PyTorch's `p.data = t`), so the course's SGD line `p.data += -lr * p.grad`
+        updates p (the Tensor; its new values live in a new array)."""
+        return self._data
+
+    @data.setter
+    def data(self, value) -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
-    # The array and its shape, dtype and ndim are read through C (operator.attrgetter) rather than a
-    # Python function: every op and every step of backward reads them, and a Python call costs more
-    # than the read.
-    data = property(operator.attrgetter("_data"), _set_data, doc="""The numpy array that holds the values.
-        Assigning replaces it: an array as it is, or a Tensor's array (PyTorch's `p.data = t`), so the
-        course's SGD line `p.data += -lr * p.grad` updates p (the Tensor; its new values live in a new array).""")
-    shape = property(operator.attrgetter("_data.shape"), doc="The shape, a tuple (the array's).")
-    dtype = property(operator.attrgetter("_data.dtype"), doc="The numpy dtype (the array's).")
-    ndim = property(operator.attrgetter("_data.ndim"), doc="The number of axes (the array's).")
-
+    @property
+    def shape(self) -> tuple: return self._data.shape
+    @property
+    def dtype(self) -> np.dtype: return self._data.dtype
+    @property
+    def ndim(self) -> int: return self._data.ndim
     @property
     def T(self) -> "Tensor": return self.permute(*reversed(range(self.ndim)))
 
