@@ -297,3 +297,33 @@ def test_logsumexp_gradcheck_and_value(axis, keepdim):
     assert gradcheck(lambda a: a.logsumexp(axis, keepdim), x)
     expected = np.log(np.exp(x64).sum(axis=axis, keepdims=keepdim))   # safe at this scale
     np.testing.assert_allclose(x.logsumexp(axis, keepdim).numpy(), expected, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- no numbers to normalise
+
+EMPTY_NORMALISATIONS = {
+    "softmax": lambda x, w: x.softmax(-1),
+    "log_softmax": lambda x, w: x.log_softmax(-1),
+    "layernorm": lambda x, w: x.layernorm(-1, weight=w, bias=w),
+    "rmsnorm": lambda x, w: x.rmsnorm(-1, weight=w),
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 4), (2, 0, 3)])
+@pytest.mark.parametrize("op", EMPTY_NORMALISATIONS)
+@pytest.mark.parametrize("path", ["fused", "composed"])
+def test_normalising_an_empty_tensor_gives_empty_results_as_in_pytorch(shape, op, path):
+    """torch.nn.functional.layer_norm(torch.zeros(3, 0), (0,)) (and rms_norm, softmax, log_softmax) gives a
+    (3, 0) tensor, and backward gives x.grad (3, 0) and weight.grad (0,), without a warning. Before: the
+    fused LayerNorm raised ZeroDivisionError, softmax a ShapeError about argmax, the composites warned 0/0."""
+    import warnings
+    x = Tensor(np.zeros(shape, np.float32), requires_grad=True)
+    w = Tensor(np.ones(shape[-1:], np.float32), requires_grad=True)
+    with composed() if path == "composed" else contextlib.nullcontext(), warnings.catch_warnings():
+        warnings.simplefilter("error")                          # any numpy warning fails the test
+        y = EMPTY_NORMALISATIONS[op](x, w)
+        y.sum().backward()
+    assert y.shape == shape and y.dtype == np.float32
+    assert x.grad.shape == shape
+    if op in ("layernorm", "rmsnorm"):
+        assert w.grad.shape == shape[-1:] and not w.grad.numpy().any()

@@ -79,8 +79,6 @@ class Walk:
 
     __slots__ = ("retain", "create_graph", "on_step", "wanted", "found", "skeletons", "anomaly", "handed_out")
 
-    __slots__ = ("retain", "create_graph", "on_step", "wanted", "found", "skeletons", "anomaly", "handed_out")
-
     def __init__(self, retain_graph: bool, create_graph: bool, inputs, on_step, root_grads):
         self.retain, self.create_graph, self.on_step = retain_graph, create_graph, on_step
         self.wanted = None if inputs is None else set(inputs)

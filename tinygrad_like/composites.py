@@ -60,9 +60,18 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return y if bias is None else y + bias
 
 
+def nothing_to_normalise(x: Tensor) -> Tensor:
+    """softmax, log_softmax, layernorm or rmsnorm of an x with no numbers (an axis of length 0): empty,
+    shaped like x, as in PyTorch, where the formulas would take the max of no numbers (an error) or their
+    mean (0/0). Its gradient is empty too."""
+    return x * 1
+
+
 @composite("softmax")
 def softmax(x: Tensor, axis: int) -> Tensor:
     """exp(x − max) / Σ exp(x − max) along axis: subtracting the (constant) max keeps exp from overflowing."""
+    if x.numel() == 0:
+        return nothing_to_normalise(x)
     e = (x - x.amax(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
 
@@ -70,6 +79,8 @@ def softmax(x: Tensor, axis: int) -> Tensor:
 @composite("log_softmax")
 def log_softmax(x: Tensor, axis: int) -> Tensor:
     """x − max − log Σ exp(x − max) along axis: the log of softmax without ever taking log(0)."""
+    if x.numel() == 0:
+        return nothing_to_normalise(x)
     shifted = x - x.amax(axis, keepdim=True).detach()
     return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
@@ -78,8 +89,11 @@ def log_softmax(x: Tensor, axis: int) -> Tensor:
 def layernorm(x: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = None,
               bias: Tensor | None = None) -> Tensor:
     """(x − mean) / √(var + eps) over axis, times weight, plus bias."""
-    centered = x - x.mean(axis, keepdim=True)
-    y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
+    if x.numel() == 0:
+        y = nothing_to_normalise(x)
+    else:
+        centered = x - x.mean(axis, keepdim=True)
+        y = centered / ((centered * centered).mean(axis, keepdim=True) + eps).sqrt()
     y = y if weight is None else y * weight
     return y if bias is None else y + bias
 
@@ -87,6 +101,8 @@ def layernorm(x: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = Non
 @composite("rmsnorm")
 def rmsnorm(x: Tensor, axis=-1, eps: float = 1e-6, weight: Tensor | None = None) -> Tensor:
     """x / √(mean(x²) + eps) over axis, times weight."""
+    if x.numel() == 0:
+        return nothing_to_normalise(x) if weight is None else nothing_to_normalise(x) * weight
     rms = ((x * x).mean(axis, keepdim=True) + eps).sqrt()
     return x / rms if weight is None else x / rms * weight
 

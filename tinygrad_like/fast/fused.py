@@ -139,6 +139,11 @@ class Softmax(Fused):
     composite = "softmax"
 
     @staticmethod
+    def accepts(x, axis) -> bool:
+        """An x with numbers in it: an empty one is the composite's (nothing_to_normalise)."""
+        return x.numel() > 0
+
+    @staticmethod
     def from_composite(x, axis): return Softmax.apply(x, axis=axis)
 
     def forward(self, x, axis):
@@ -177,6 +182,11 @@ class LogSoftmax(Fused):
 
     Along the last axis both run on cache-sized pieces of whole rows (log_softmax_forward, log_softmax_backward)."""
     composite = "log_softmax"
+
+    @staticmethod
+    def accepts(x, axis) -> bool:
+        """An x with numbers in it: an empty one is the composite's (nothing_to_normalise)."""
+        return x.numel() > 0
 
     @staticmethod
     def from_composite(x, axis): return LogSoftmax.apply(x, axis=axis)
@@ -228,8 +238,9 @@ class LayerNorm(Fused):
 
     @staticmethod
     def accepts(x, axis=-1, eps=1e-5, weight=None, bias=None) -> bool:
-        """The last axis, and weight and bias (n,) or None (not a bias alone): other shapes broadcast, composed."""
-        return (x._axes(axis) == (x.ndim - 1,) and (weight is not None or bias is None)
+        """The last axis, not empty, and weight and bias (n,) or None (not a bias alone): other shapes
+        broadcast, composed."""
+        return (x._axes(axis) == (x.ndim - 1,) and x.numel() > 0 and (weight is not None or bias is None)
                 and all(p.shape == x.shape[-1:] for p in (weight, bias) if p is not None))
 
     @staticmethod
@@ -326,7 +337,7 @@ class RMSNorm(Fused):
     @staticmethod
     def accepts(x, axis=-1, eps=1e-6, weight=None) -> bool:
         """The last axis, not empty, and weight (n,) or None: a weight of another shape broadcasts, composed."""
-        return (x._axes(axis) == (x.ndim - 1,) and x.shape[-1] > 0
+        return (x._axes(axis) == (x.ndim - 1,) and x.numel() > 0
                 and (weight is None or weight.shape == x.shape[-1:]))
 
     @staticmethod
