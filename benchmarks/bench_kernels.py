@@ -102,8 +102,7 @@ def kernel_ops(data, extra, variant: str) -> dict:
     attention = numpy_ops({"attention": data["attention"], "adamw": data["adamw"]}, extra)["attention"]
     g = {op: np.ones_like(a) for op, a in data.items()}
     w, b, targets = extra["w"], extra["b"], extra["targets"]
-    gate, up = (np.ascontiguousarray(half) for half in np.split(data["swiglu"], 2, axis=-1))  # (B, T, 4C) each
-    g["swiglu"] = np.ones_like(gate)
+    g["swiglu"] = np.ones(data["swiglu"].shape[:-1] + (data["swiglu"].shape[-1] // 2,), data["swiglu"].dtype)
     scale = np.float32(1 / len(targets))
 
     def layernorm():
@@ -124,7 +123,8 @@ def kernel_ops(data, extra, variant: str) -> dict:
     ops = {
         "gelu": lambda: K.gelu_backward(g["gelu"], data["gelu"], variant) + K.gelu_forward(data["gelu"], variant)[:1],
         "silu": lambda: (K.silu_forward(data["silu"], variant), K.silu_backward(g["silu"], data["silu"], variant)),
-        "swiglu": lambda: (K.swiglu_forward(gate, up, variant), K.swiglu_backward(g["swiglu"], gate, up, variant)),
+        "swiglu": lambda: (K.swiglu_forward(data["swiglu"], variant),
+                           K.swiglu_backward(g["swiglu"], data["swiglu"], variant)),
         "layernorm": layernorm, "rmsnorm": rmsnorm,
         "softmax": lambda: K.softmax_backward(g["softmax"], K.softmax_forward(data["softmax"], variant), variant),
         "log_softmax": lambda: K.log_softmax_backward(g["log_softmax"], K.log_softmax_forward(data["log_softmax"],

@@ -46,8 +46,8 @@ def row_kernels(op):
     return run
 
 
-def swiglu_kernels(variant, a, b, g):
-    return K.swiglu_forward(a, b, variant), K.swiglu_backward(g, a, b, variant)
+def swiglu_kernels(variant, x, g):
+    return K.swiglu_forward(x, variant), (K.swiglu_backward(g, x, variant),)
 
 
 def cross_entropy_kernels(smoothing):
@@ -64,7 +64,7 @@ CASES = {  # op: (kernels of (variant, *inputs, upstream gradient) -> (value, gr
     "log_softmax": (row_kernels("log_softmax"), lambda x: x.log_softmax(-1), [(4, 6, 37)]),
     "gelu": (row_kernels("gelu"), lambda x: x.gelu(), [(4, 6, 37)]),
     "silu": (row_kernels("silu"), lambda x: x.silu(), [(4, 6, 37)]),
-    "swiglu": (swiglu_kernels, lambda a, b: Tensor.cat(a, b, dim=-1).swiglu(), [(4, 6, 37), (4, 6, 37)]),
+    "swiglu": (swiglu_kernels, lambda x: x.swiglu(), [(4, 6, 2 * 37)]),
     "cross_entropy": (cross_entropy_kernels(0.0), lambda x: x.sparse_categorical_crossentropy(
         TARGETS, reduction="none"), [(24, 9)]),
     "cross_entropy, label smoothing": (cross_entropy_kernels(0.2), lambda x: x.sparse_categorical_crossentropy(
@@ -89,7 +89,9 @@ def composite(fn, arrays, g):
 
 def inputs_of(shapes, dtype, scale=3.0):
     arrays = [(rng.standard_normal(s) * scale).astype(dtype) for s in shapes]
-    out_shape = (shapes[0][0],) if len(shapes[0]) == 2 and shapes[0][1] == 9 else shapes[0]
+    out_shape = (shapes[0][0],) if len(shapes[0]) == 2 and shapes[0][1] == 9 else shapes[0]   # cross-entropy: (M,)
+    if shapes == CASES["swiglu"][2]:
+        out_shape = shapes[0][:-1] + (shapes[0][-1] // 2,)                                     # swiglu: half as wide
     return arrays, rng.standard_normal(out_shape).astype(dtype)
 
 
@@ -191,13 +193,14 @@ def test_silu_and_swiglu_kernels_far_out_and_at_nan(variant, dtype):
     rtol = 1e-12 if dtype == np.float64 else 1e-6
     x = np.array(FAR_OUT, dtype)
     up, g = np.linspace(-2, 2, len(x)).astype(dtype), np.linspace(0.5, 2, len(x)).astype(dtype)
-    got = [K.silu_forward(x, variant), K.silu_backward(g, x, variant), K.swiglu_forward(x, up, variant),
-           *K.swiglu_backward(g, x, up, variant)]
-    body = [fused.silu_forward(x), fused.silu_backward(g, x), fused.swiglu_forward(x, up),
-            *fused.swiglu_backward(g, x, up)]
+    packed = np.concatenate([x, up])                                                 # [gate | up]
+    got = [K.silu_forward(x, variant), K.silu_backward(g, x, variant), K.swiglu_forward(packed, variant),
+           K.swiglu_backward(g, packed, variant)]
+    body = [fused.silu_forward(x), fused.silu_backward(g, x), fused.swiglu_forward(packed),
+            fused.swiglu_backward(g, packed)]
     silu_y, (silu_dx,) = composite(lambda a: a.silu(), [x], g)
-    swiglu_y, (swiglu_dx,) = composite(lambda h: h.swiglu(), [np.concatenate([x, up])], g)
-    want = [silu_y, silu_dx, swiglu_y, swiglu_dx[:len(x)], swiglu_dx[len(x):]]
+    swiglu_y, (swiglu_dx,) = composite(lambda h: h.swiglu(), [packed], g)
+    want = [silu_y, silu_dx, swiglu_y, swiglu_dx]
     for a, b, c in zip(got, body, want):
         assert a.dtype == dtype
         np.testing.assert_allclose(a, b, rtol=rtol, atol=0)

@@ -577,17 +577,16 @@ class SwiGLU(Fused):
     the last axis, as nn.MLP's c_fc makes them; y (..., n).
 
     Backward: da = (g·b)·(σ + a·σ(1 − σ)) (SiLU's slope), db = g·silu(a), with σ = σ(a) made again from
-    a; da and db side by side are dx. Both run on the two halves (views of x), on cache-sized pieces of
-    whole rows, one run of pieces per thread of the pool (swiglu_forward, swiglu_backward); like SiLU's,
-    they take the composite's steps in its order."""
+    a; da and db side by side are dx, written into its two halves. Both read the two halves of x where
+    they are (views), on cache-sized pieces of whole rows, one run of pieces per thread of the pool
+    (swiglu_forward, swiglu_backward); like SiLU's, they take the composite's steps in its order."""
     composite = "swiglu"
 
     @staticmethod
     def from_composite(x): return SwiGLU.apply(x)
 
     def forward(self, x):
-        a, b = halves(x)
-        return compiled(swiglu_forward, a, b)(a, b)
+        return compiled(swiglu_forward, x)(x)
 
     def backward(self, grad, out):
         x = self.parents[0]
@@ -595,9 +594,7 @@ class SwiGLU(Fused):
             a, b = halves(x)
             s = a.sigmoid()
             return Tensor.cat(_silu_grad(grad * b, a, s), grad * (a * s), dim=-1)
-        a, b = halves(x.data)
-        da, db = compiled(swiglu_backward, grad.data, a, b)(grad.data, a, b)
-        return Tensor._make(np.concatenate((da, db), -1), None)
+        return Tensor._make(compiled(swiglu_backward, grad.data, x.data)(grad.data, x.data), None)
 
 
 def halves(x):
@@ -606,20 +603,24 @@ def halves(x):
     return x[..., :n], x[..., n:]
 
 
-def swiglu_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """silu(a)·b for a and b of one shape (..., n), on cache-sized pieces of whole rows cut into one run
-    per thread of the pool (a and b may be views with a row stride, the halves of one array)."""
+def swiglu_forward(x: np.ndarray) -> np.ndarray:
+    """silu(a)·b (..., n) for x = [a | b] (..., 2n), on cache-sized pieces of whole rows cut into one run
+    per thread of the pool; a and b are views of x's halves (each row a piece of a row of x), not copies."""
+    a, b = halves(x)
     y = np.empty(a.shape, a.dtype)
     pool.run_in_runs(_swiglu_run, row_pieces(y, a, b, size=PIECE), a.nbytes)
     return y
 
 
-def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """(da, db) of swiglu_forward given the upstream gradient g, piece by piece as swiglu_forward."""
-    da, db = np.empty(a.shape, a.dtype), np.empty(a.shape, a.dtype)
+def swiglu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """dx = [da | db] (..., 2n) of swiglu_forward given the upstream gradient g (..., n), piece by piece as
+    swiglu_forward, da and db written into the halves of dx."""
+    a, b = halves(x)
+    dx = np.empty(x.shape, x.dtype)
+    da, db = halves(dx)
     pool.run_in_runs(_swiglu_grads, row_pieces(da, db, np.ascontiguousarray(g, a.dtype), a, b, size=PIECE),
                      a.nbytes)
-    return da, db
+    return dx
 
 
 def _swiglu_run(run):

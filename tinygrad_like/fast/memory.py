@@ -55,7 +55,8 @@ def row_pieces(*arrays, size: int = 1 << 16):
     piece a 2-D (rows, n_i) view, about `size` elements of the first array (at least one row):
     `pieces` for a chain of steps that also reduces along the last axis (softmax, layernorm; a
     (..., 1) array of row statistics comes along in matching pieces). Arrays to be written must be
-    C-contiguous, or the pieces would be copies."""
+    C-contiguous, or the halves of a C-contiguous array's rows (SwiGLU's da and db): rows that
+    reshape as views; other arrays' pieces would be copies."""
     if arrays[0].size == 0 or arrays[0].ndim == 0:
         yield arrays
         return

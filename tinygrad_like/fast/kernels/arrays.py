@@ -38,7 +38,7 @@ C_ARGS = {
     "cross_entropy_forward": ("aissaa", True), "cross_entropy_backward": ("aissaa", True),
     "gelu_forward": ("asssa", False), "gelu_backward": ("aasssa", False),
     "silu_forward": ("aa", False), "silu_backward": ("aaa", False),
-    "swiglu_forward": ("aaa", False), "swiglu_backward": ("aaaaa", False),
+    "swiglu_forward": ("aa", True), "swiglu_backward": ("aaa", True),
     "tile_softmax_forward": ("amlsa", True), "tile_softmax_backward": ("amlaaa", True),
     "transpose_copy": ("aisa", False),
 }
@@ -307,15 +307,26 @@ def silu_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
     return _elementwise("silu_backward", "silu", variant, [np.asarray(g, x.dtype), x])
 
 
-def swiglu_forward(a: np.ndarray, b: np.ndarray, variant=None) -> np.ndarray:
-    """silu(a)·b, a and b of one shape."""
-    return _elementwise("swiglu_forward", "swiglu", variant, [a, np.asarray(b, a.dtype)])
+def swiglu_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """silu(a)·b of x = [a | b] (..., 2n), read in place from the packed halves (no copy of either); (..., n)."""
+    if x.shape[-1] % 2:
+        raise ValueError(f"swiglu_forward: x {x.shape} needs an even last axis, [gate | up]")
+    x2 = _rows(x)
+    y, y2 = _empty(x.shape[:-1] + (x.shape[-1] // 2,), x2.dtype, x.shape[-1] // 2)
+    share(kernel("swiglu_forward", variant_for("swiglu", variant), x2.dtype), x2.shape[0], x2.nbytes, x2, y2)
+    return y
 
 
-def swiglu_backward(g: np.ndarray, a: np.ndarray, b: np.ndarray, variant=None):
-    """(da, db) of swiglu_forward given the upstream gradient g."""
-    return _elementwise("swiglu_backward", "swiglu", variant, [np.asarray(g, a.dtype), a, np.asarray(b, a.dtype)],
-                        outputs=2)
+def swiglu_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
+    """dx = [da | db] (..., 2n) of swiglu_forward given the upstream gradient g (..., n), written packed."""
+    if x.shape[-1] % 2 or g.shape != x.shape[:-1] + (x.shape[-1] // 2,):
+        raise ValueError(f"swiglu_backward: x {x.shape} needs an even last axis and g of shape "
+                         f"{x.shape[:-1] + (x.shape[-1] // 2,)}, got g {g.shape}")
+    x2 = _rows(x)
+    g2 = _rows(np.asarray(g, x2.dtype))
+    dx, dx2 = _empty(x.shape, x2.dtype, x.shape[-1])
+    share(kernel("swiglu_backward", variant_for("swiglu", variant), x2.dtype), x2.shape[0], x2.nbytes, g2, x2, dx2)
+    return dx
 
 
 # ---------------------------------------------------------------- the attention tile's softmax

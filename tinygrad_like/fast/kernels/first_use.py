@@ -63,7 +63,8 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
     arrays.gelu_backward(x, arrays.gelu_forward(x, variant("gelu")), variant("gelu"))
     arrays.silu_backward(x, arrays.silu_forward(x, variant("silu")), variant("silu"))
-    arrays.swiglu_backward(x, x, arrays.swiglu_forward(x, x, variant("swiglu")), variant("swiglu"))
+    packed = np.linspace(-1, 1, 8, dtype=dtype).reshape(2, 4)                 # [gate | up], two of each
+    arrays.swiglu_backward(arrays.swiglu_forward(packed, variant("swiglu")), packed, variant("swiglu"))
     if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention (flash.py)
         s = x[None].copy()                                                   # (1, 2, 3)
         lse = arrays.tile_softmax_forward(s, np.zeros((2, 3), dtype), x.T, np.empty((1, 2, 2), dtype),

@@ -232,21 +232,25 @@ def silu_backward(g, x, dx, lo, hi):
 
 
 @kernel
-def swiglu_forward(a, b, y, lo, hi):
-    """y = silu(a)·b."""
-    for i in range(lo, hi):
-        v = a[i]
-        y[i] = v / (1 + math.exp(-v)) * b[i]
+def swiglu_forward(x, y, lo, hi):
+    """y = silu(a)·b for rows of x = [a | b] (r, 2n), y (r, n)."""
+    n = y.shape[1]
+    for r in range(lo, hi):
+        for j in range(n):
+            v = x[r, j]
+            y[r, j] = v / (1 + math.exp(-v)) * x[r, n + j]
 
 
 @kernel
-def swiglu_backward(g, a, b, da, db, lo, hi):
-    """da = g·b·σ(a)(1 + a(1 − σ(a))), db = g·silu(a)."""
-    for i in range(lo, hi):
-        v = a[i]
-        s = 1 / (1 + math.exp(-v))
-        da[i] = g[i] * b[i] * s * (1 + v * (1 - s))
-        db[i] = g[i] * v * s
+def swiglu_backward(g, x, dx, lo, hi):
+    """dx = [da | db]: da = g·b·σ(a)(1 + a(1 − σ(a))), db = g·silu(a); g (r, n), x and dx (r, 2n)."""
+    n = g.shape[1]
+    for r in range(lo, hi):
+        for j in range(n):
+            v = x[r, j]
+            s = 1 / (1 + math.exp(-v))
+            dx[r, j] = g[r, j] * x[r, n + j] * s * (1 + v * (1 - s))
+            dx[r, n + j] = g[r, j] * v * s
 
 
 # ---------------------------------------------------------------- the attention tile's softmax (attention.c)

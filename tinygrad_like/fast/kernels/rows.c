@@ -108,14 +108,22 @@ void silu_backward_##S(const T *g, const T *x, T *dx, long lo, long hi) {       
     _Pragma("omp simd") for (long i = lo; i < hi; i++) {                                               \
         T s = 1 / (1 + EXP(-x[i])); dx[i] = g[i] * s * (1 + x[i] * (1 - s)); }                         \
 }                                                                                                      \
-/* y = silu(a)·b */                                                                                    \
-void swiglu_forward_##S(const T *a, const T *b, T *y, long lo, long hi) {                              \
-    _Pragma("omp simd") for (long i = lo; i < hi; i++) y[i] = a[i] / (1 + EXP(-a[i])) * b[i];          \
+/* y = silu(a)·b for x = [a | b]: rows of x (r, 2n), the gate a and the up projection b side by side, as  \
+ * the packed projection makes them (n2 = 2n, the row length of x); y (r, n) */                        \
+void swiglu_forward_##S(const T *x, T *y, long n2, long lo, long hi) {                                 \
+    long n = n2 / 2;                                                                                   \
+    for (long r = lo; r < hi; r++) {                                                                   \
+        const T *a = x + r * n2, *b = a + n; T *yr = y + r * n;                                        \
+        _Pragma("omp simd") for (long j = 0; j < n; j++) yr[j] = a[j] / (1 + EXP(-a[j])) * b[j];       \
+    }                                                                                                  \
 }                                                                                                      \
-/* da = g·b·σ(a)(1 + a(1 − σ(a))), db = g·silu(a) */                                                   \
-void swiglu_backward_##S(const T *g, const T *a, const T *b, T *da, T *db, long lo, long hi) {         \
-    _Pragma("omp simd") for (long i = lo; i < hi; i++) {                                               \
-        T s = 1 / (1 + EXP(-a[i])); da[i] = g[i] * b[i] * s * (1 + a[i] * (1 - s)); db[i] = g[i] * a[i] * s; } \
+/* dx = [da | db]: da = g·b·σ(a)(1 + a(1 − σ(a))), db = g·silu(a); g (r, n), x and dx (r, 2n) */       \
+void swiglu_backward_##S(const T *g, const T *x, T *dx, long n, long lo, long hi) {                    \
+    for (long r = lo; r < hi; r++) {                                                                   \
+        const T *gr = g + r * n, *a = x + 2 * r * n, *b = a + n; T *da = dx + 2 * r * n, *db = da + n;  \
+        _Pragma("omp simd") for (long j = 0; j < n; j++) {                                             \
+            T s = 1 / (1 + EXP(-a[j])); da[j] = gr[j] * b[j] * s * (1 + a[j] * (1 - s)); db[j] = gr[j] * a[j] * s; } \
+    }                                                                                                  \
 }
 
 KERNELS(float, f32, expf, tanhf, logf)
