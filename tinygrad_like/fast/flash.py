@@ -40,7 +40,8 @@ from tinygrad_like.fast.arrays import array_max, array_sum, constant
 from tinygrad_like.fast.kernels import compiled
 
 TILE_BYTES: int | None = None  # bytes of one tile of scores; None: half of L2 (tests set it small)
-QUERY_TILE: int | None = None  # query rows per tile; None: 32 (tests set it small)
+QUERY_TILE: int | None = None  # query rows per tile; None: ROWS_PER_TILE (tests set it small)
+ROWS_PER_TILE = 64
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,13 +63,14 @@ def plan(batch: tuple, Tq: int, Tk: int, itemsize: int):
     """(batch entries per chunk, query rows per tile, widest key span) for scores of shape (*batch, Tq, Tk).
 
     Each tile holds at most TILE_BYTES of scores: chunk × heads × rows × keys × itemsize (unless the heads of
-    one batch entry alone need more), with at least one chunk per thread of the pool. Query tiles have 32
-    rows: the smaller the tile, the more of a causal triangle is skipped, but below 32 rows the calls
-    and row-by-row steps cost more than that saves. Key spans are as
-    wide as the rest of the budget allows, all keys when they fit."""
+    one batch entry alone need more), with at least one chunk per thread of the pool. Query tiles have
+    ROWS_PER_TILE rows: the smaller the tile, the more of a causal triangle is skipped, but the more
+    numpy calls and small products a head takes: 64 rows measured faster than 32 for heads 32 wide (T of
+    128 and 512) and the same for heads 64 wide. Key spans are as wide as the rest of the budget allows,
+    all keys when they fit."""
     budget = TILE_BYTES or l2_bytes() // 2
     per_pair = max(1, math.prod(batch[1:]) * itemsize)                             # bytes of one score, all heads
-    tq = max(1, min(QUERY_TILE or 32, Tq))
+    tq = max(1, min(QUERY_TILE or ROWS_PER_TILE, Tq))
     span = max(tq, budget // (per_pair * tq))
     chunk = max(1, budget // (per_pair * tq * max(1, min(Tk, span))))
     threads = pool.threads_for(math.prod(batch) * Tq * Tk * itemsize)               # 1 when the scores are small
@@ -79,12 +81,12 @@ def key_spans(mask: np.ndarray | None, Tq: int, Tk: int, tq: int, span: int):
     """For each query tile (start, stop): the key spans it must see, [(start, stop, masked)], masked
     being False where the mask is 0 throughout the span (then it is not added).
 
-    Keys go in units of tq keys (at least 32, a few units for one query row when decoding with a KV
+    Keys go in units of tq keys (at least ROWS_PER_TILE, a few units for one query row when decoding with a KV
     cache); a unit whose mask is −inf for every row (and batch entry) is left out, and runs of live units
     are joined into spans at most `span` wide. A span with a masked unit (for causal attention: the
     diagonal one) gets the mask added over all its keys: one pass over whole rows costs less than one
     over a part of each row (measured)."""
-    unit = min(span, QUERY_TILE or max(tq, 32))
+    unit = min(span, QUERY_TILE or max(tq, ROWS_PER_TILE))
     starts, rows = np.arange(0, Tk, unit), np.arange(0, Tq, tq)
     dead = [[False] * len(starts)] * len(rows)
     unmasked = [[True] * len(starts)] * len(rows)   # the mask is 0 throughout the unit
