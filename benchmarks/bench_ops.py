@@ -6,7 +6,8 @@
 2. The row reductions of the fused ops (tinygrad_like/fast/arrays.py: array_max, array_sum) next to numpy's
    own max and sum, on attention-score shapes of the tiny and small benchmark configs.
 3. The hot ops of a training step at the small config's shapes (B=16, T=128, 4 heads of 32, MLP 512,
-   vocabulary 1024), forward and backward with a given upstream gradient, next to PyTorch when it is
+   vocabulary 1024), forward and backward with a given upstream gradient ("block products": the four
+   projections of one transformer block, each a Linear with bias: 12 products), next to PyTorch when it is
    installed, each framework in its own process, the processes alternated round by round (`--rounds`),
    each op's time the median of `--op-repeats` runs, then the median over rounds. Next to ours, the
    numpy floor: one np.multiply(a, b, out=c) over an array of the op's largest operand's size, the
@@ -54,7 +55,9 @@ HOT_OPS = {  # name: (shape of the input, shape of the floor's array: the op's l
     "softmax": ((B, N_HEAD, T, T), (B, N_HEAD, T, T)),
     "cross-entropy": ((B * T, VOCAB), (B * T, VOCAB)),
     "linear": ((B, T, C), (B, T, 4 * C)),
+    "block products": ((B, T, C), (B, T, 4 * C)),
 }
+BLOCK_LINEARS = ((C, 3 * C), (C, C), (C, 4 * C), (4 * C, C))  # (in, out) of a block's four projections
 ATTENTION_FLOPS = 6 * 2 * B * N_HEAD * T * T * HS  # six dense (B, nh, T, T) matmuls, causal tiles counted too
 
 
@@ -70,6 +73,9 @@ def ours_hot_ops(rng) -> dict:
     w_fc = Tensor(rng.standard_normal((4 * C, C)).astype(np.float32) * 0.02, requires_grad=True)
     b_fc = Tensor(np.zeros(4 * C, np.float32), requires_grad=True)
     targets = rng.integers(0, VOCAB, B * T)
+    block = [(Tensor(rng.standard_normal((B, T, n_in)).astype(np.float32), requires_grad=True),
+              Tensor(rng.standard_normal((n_out, n_in)).astype(np.float32) * 0.02, requires_grad=True),
+              Tensor(np.zeros(n_out, np.float32), requires_grad=True)) for n_in, n_out in BLOCK_LINEARS]
     forward = {
         "attention": lambda: x["attention"].multihead_attention(N_HEAD, is_causal=True),
         "gelu": lambda: x["gelu"].gelu(),
@@ -77,14 +83,16 @@ def ours_hot_ops(rng) -> dict:
         "softmax": lambda: x["softmax"].softmax(-1),
         "cross-entropy": lambda: x["cross-entropy"].sparse_categorical_crossentropy(targets),
         "linear": lambda: x["linear"].linear(w_fc, b_fc),
+        "block products": lambda: [xi.linear(w, b) for xi, w, b in block],
     }
-    params = [w_ln, b_ln, w_fc, b_fc, *x.values()]
+    params = [w_ln, b_ln, w_fc, b_fc, *x.values(), *(t for layer in block for t in layer)]
 
     def run(name):
         for p in params:
             p.grad = None
-        y = forward[name]()
-        y.backward(None if y.ndim == 0 else np.ones(y.shape, np.float32))
+        ys = forward[name]()
+        for y in ys if isinstance(ys, list) else [ys]:
+            y.backward(None if y.ndim == 0 else np.ones(y.shape, np.float32))
     return {name: (lambda name=name: run(name)) for name in HOT_OPS}
 
 
@@ -97,6 +105,8 @@ def torch_hot_ops(rng) -> dict:
     w_ln, b_ln = (torch.randn(C, requires_grad=True) for _ in range(2))
     w_fc, b_fc = torch.randn(4 * C, C, requires_grad=True), torch.zeros(4 * C, requires_grad=True)
     targets = torch.tensor(rng.integers(0, VOCAB, B * T))
+    block = [(torch.randn(B, T, n_in, requires_grad=True), (torch.randn(n_out, n_in) * 0.02).requires_grad_(),
+              torch.zeros(n_out, requires_grad=True)) for n_in, n_out in BLOCK_LINEARS]
 
     def attention(qkv):
         q, k, v = (t.view(B, T, N_HEAD, HS).transpose(1, 2) for t in qkv.split(C, dim=2))  # (B, nh, T, hs)
@@ -108,14 +118,16 @@ def torch_hot_ops(rng) -> dict:
         "softmax": lambda x: torch.softmax(x, -1),
         "cross-entropy": lambda x: F.cross_entropy(x, targets),
         "linear": lambda x: F.linear(x, w_fc, b_fc),
+        "block products": lambda _: [F.linear(xi, w, b) for xi, w, b in block],
     }
-    params = [w_ln, b_ln, w_fc, b_fc, *data.values()]
+    params = [w_ln, b_ln, w_fc, b_fc, *data.values(), *(t for layer in block for t in layer)]
 
     def run(name):
         for p in params:
             p.grad = None
-        y = forward[name](data[name])
-        y.backward(None if y.ndim == 0 else torch.ones_like(y))
+        ys = forward[name](data[name])
+        for y in ys if isinstance(ys, list) else [ys]:
+            y.backward(None if y.ndim == 0 else torch.ones_like(y))
     return {name: (lambda name=name: run(name)) for name in HOT_OPS}
 
 

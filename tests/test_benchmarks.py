@@ -23,7 +23,7 @@ def test_bench_ops_reports_engine_and_numpy_times(capsys):
     assert {"2x2 add", "256x256 matmul"} <= set(results)
     assert any(k.startswith("row max") for k in results) and any(k.startswith("row sum") for k in results)
     assert all(ours > 0 and plain > 0 for ours, plain in results.values())
-    assert set(hot) == {"attention", "gelu", "layernorm", "softmax", "cross-entropy", "linear"}
+    assert set(hot) == {"attention", "gelu", "layernorm", "softmax", "cross-entropy", "linear", "block products"}
     assert all(r["ours_ms"] > 0 and r["floor_ms"] > 0 and r["torch_ms"] is None for r in hot.values())
     flops = 6 * 2 * 16 * 4 * 128 * 128 * 32                              # six (16, 4, 128, 128) matmuls over 32
     assert hot["attention"]["flop_ms"] == pytest.approx(flops / hot["attention"]["gflops"] / 1e6)
