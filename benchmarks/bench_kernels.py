@@ -15,7 +15,9 @@ median over rounds:
     torch   PyTorch's own op (attention: F.scaled_dot_product_attention)
 
 SwiGLU's input holds the gate and the up projection, (B, T, 4C) each, side by side, as nn.MLP's c_fc makes them:
-the Tensor op splits it and joins the two halves' gradients; the kernels get the halves as contiguous arrays.
+the op and its kernels read the halves where they lie and write the gradient packed. masked_softmax is softmax
+on scores whose keys above the diagonal are −inf, as attention written by hand masks them (masked_fill, then
+softmax).
 The array functions skip the graph bookkeeping of a Tensor op (a few tens of microseconds). The machine line
 and the load average come first: on a busy machine, only ratios within one run of this script mean
 something.
@@ -51,16 +53,17 @@ PARAMS = 4 * 12 * C * C + VOCAB * C + T * C  # the small GPT's weights: 4 blocks
 SHAPES = {  # op: the shape of its input (swiglu: of each half of its input, the gate and the up projection)
     "gelu": (B, T, 4 * C), "silu": (B, T, 4 * C), "swiglu": (B, T, 4 * C),
     "layernorm": (B, T, C), "rmsnorm": (B, T, C),
-    "softmax": (B, N_HEAD, T, T), "log_softmax": (B * T, VOCAB),
+    "softmax": (B, N_HEAD, T, T), "masked_softmax": (B, N_HEAD, T, T), "log_softmax": (B * T, VOCAB),
     "cross_entropy": (B * T, VOCAB), "attention": (B, T, 3 * C), "adamw": (PARAMS,),
 }
-C_OPS = {"gelu", "silu", "swiglu", "softmax", "log_softmax", "cross_entropy", "attention"}
+C_OPS = {"gelu", "silu", "swiglu", "softmax", "masked_softmax", "log_softmax", "cross_entropy", "attention"}
 KINDS = ("numpy", "fast", "numba", "c", "torch")
 
 
 def inputs(rng):
     shapes = {**SHAPES, "swiglu": (B, T, 2 * 4 * C)}                                  # swiglu: [gate | up]
     data = {op: rng.standard_normal(shape).astype(np.float32) for op, shape in shapes.items()}
+    data["masked_softmax"][..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] = -np.inf   # causal, by hand
     extra = {"w": rng.standard_normal(C).astype(np.float32), "b": rng.standard_normal(C).astype(np.float32),
              "targets": rng.integers(0, VOCAB, B * T)}
     return data, extra
@@ -76,7 +79,8 @@ def numpy_ops(data, extra) -> dict:
         "gelu": lambda: x["gelu"].gelu(), "silu": lambda: x["silu"].silu(), "swiglu": lambda: x["swiglu"].swiglu(),
         "layernorm": lambda: x["layernorm"].layernorm(-1, 1e-5, w, b),
         "rmsnorm": lambda: x["rmsnorm"].rmsnorm(-1, 1e-6, w),
-        "softmax": lambda: x["softmax"].softmax(-1), "log_softmax": lambda: x["log_softmax"].log_softmax(-1),
+        "softmax": lambda: x["softmax"].softmax(-1), "masked_softmax": lambda: x["masked_softmax"].softmax(-1),
+        "log_softmax": lambda: x["log_softmax"].log_softmax(-1),
         "cross_entropy": lambda: x["cross_entropy"].sparse_categorical_crossentropy(extra["targets"]),
         "attention": lambda: x["attention"].multihead_attention(N_HEAD, is_causal=True),
     }
@@ -127,6 +131,8 @@ def kernel_ops(data, extra, variant: str) -> dict:
                            K.swiglu_backward(g["swiglu"], data["swiglu"], variant)),
         "layernorm": layernorm, "rmsnorm": rmsnorm,
         "softmax": lambda: K.softmax_backward(g["softmax"], K.softmax_forward(data["softmax"], variant), variant),
+        "masked_softmax": lambda: K.softmax_backward(g["masked_softmax"], K.softmax_forward(data["masked_softmax"],
+                                                                                          variant), variant),
         "log_softmax": lambda: K.log_softmax_backward(g["log_softmax"], K.log_softmax_forward(data["log_softmax"],
                                                                                                 variant), variant),
         "cross_entropy": cross_entropy, "attention": attention,
@@ -151,6 +157,7 @@ def torch_ops(data, extra, threads: int) -> dict:
         "layernorm": lambda: F.layer_norm(x["layernorm"], (C,), w, b),
         "rmsnorm": lambda: F.rms_norm(x["rmsnorm"], (C,), w, 1e-6),
         "softmax": lambda: torch.softmax(x["softmax"], -1),
+        "masked_softmax": lambda: torch.softmax(x["masked_softmax"], -1),
         "log_softmax": lambda: torch.log_softmax(x["log_softmax"], -1),
         "cross_entropy": lambda: F.cross_entropy(x["cross_entropy"], targets),
         "attention": lambda: attention(x["attention"]),

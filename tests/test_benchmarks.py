@@ -79,7 +79,7 @@ def test_bench_kernels_times_each_op_with_and_without_the_kernels():
     pytest.importorskip("numba")
     rows = load("bench_kernels").main(["--rounds", "1", "--op-repeats", "1", "--threads", "1", "--kinds",
                                        "numpy,fast,c"])
-    assert set(rows) == {"gelu", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "log_softmax",
+    assert set(rows) == {"gelu", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "masked_softmax", "log_softmax",
                          "cross_entropy", "attention", "adamw"}
     assert all(r["numpy"] > 0 and r["fast"] > 0 for r in rows.values())
     from tinygrad_like.fast.kernels import c_build

@@ -1,4 +1,4 @@
-"""rows.c and attention.c built with the system's C compiler at first use into one library, cached on disk,
+"""rows.c and attention.c (with exp.h) built with the system's C compiler at first use into one library, cached on disk,
 and loaded through ctypes.
 
 The library goes to a cache directory (TINYGRAD_LIKE_CACHE_DIR, else $XDG_CACHE_HOME/tinygrad_like or
@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 SOURCES = [Path(__file__).with_name(name) for name in ("rows.c", "attention.c")]
+HEADERS = [Path(__file__).with_name("exp.h")]   # included by both: part of what shapes the library
 FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd", "-shared", "-fPIC"]
 LIBS = ["-lmvec", "-lm"]
 _failure: str | None = None
@@ -53,7 +54,7 @@ def _cpu() -> str:
 
 def library_path(cc: str) -> Path:
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    shaped_by = [*(f.read_text() for f in SOURCES), version, " ".join(FLAGS + LIBS), _cpu()]
+    shaped_by = [*(f.read_text() for f in SOURCES + HEADERS), version, " ".join(FLAGS + LIBS), _cpu()]
     return cache_dir() / f"kernels-{hashlib.sha256(chr(0).join(shaped_by).encode()).hexdigest()[:16]}.so"
 
 

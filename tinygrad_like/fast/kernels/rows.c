@@ -1,6 +1,6 @@
 /* The one-pass kernels in C, for the ops whose cost is exp or tanh: the compiler turns each loop
- * over a row into vector code calling glibc's vector math library (libmvec), as fast as numpy's
- * own vectorised exp and tanh, where numba calls the scalar ones.
+ * over a row into vector code, exp written out (exp.h) and tanh and log from glibc's vector math
+ * library (libmvec), as fast as numpy's own vectorised exp and tanh, where numba calls the scalar ones.
  *
  * The same formulas as numba_rows.py, on rows lo..hi of C-contiguous (rows, n) arrays or elements
  * lo..hi of flat ones; each function twice, for float (_f32) and double (_f64), from one macro.
@@ -10,10 +10,8 @@
  * the rows out. */
 #include <math.h>
 
-#pragma omp declare simd notinbranch
-float expf(float);
-#pragma omp declare simd notinbranch
-double exp(double);
+#include "exp.h"   /* exp_f32, exp_f64: no scalar fallback on −inf (a masked logit) */
+
 #pragma omp declare simd notinbranch
 float tanhf(float);
 #pragma omp declare simd notinbranch
@@ -126,5 +124,5 @@ void swiglu_backward_##S(const T *g, const T *x, T *dx, long n, long lo, long hi
     }                                                                                                  \
 }
 
-KERNELS(float, f32, expf, tanhf, logf)
-KERNELS(double, f64, exp, tanh, log)
+KERNELS(float, f32, exp_f32, tanhf, logf)
+KERNELS(double, f64, exp_f64, tanh, log)
