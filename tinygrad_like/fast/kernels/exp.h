@@ -1,4 +1,4 @@
-/* exp for the kernels of rows.c and attention.c, without a special path. glibc's vector exp (libmvec)
+/* exp for attention.c's kernels and rows.c's softmax, without a special path. glibc's vector exp (libmvec)
  * hands every vector holding an input it treats apart, such as −inf (a masked key in attention, a
  * masked logit before a softmax), to its scalar exp, lane by lane, which costs a masked row several
  * times what the rest of the kernel does. Here x is clamped to [LO, HI], beyond which exp is 0 or inf

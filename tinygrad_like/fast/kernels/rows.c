@@ -1,6 +1,6 @@
 /* The one-pass kernels in C, for the ops whose cost is exp or tanh: the compiler turns each loop
- * over a row into vector code, exp written out (exp.h) and tanh and log from glibc's vector math
- * library (libmvec), as fast as numpy's own vectorised exp and tanh, where numba calls the scalar ones.
+ * over a row into vector code calling glibc's vector math library (libmvec), as fast as numpy's
+ * own vectorised exp and tanh, where numba calls the scalar ones (softmax's exp: exp.h, see below).
  *
  * The same formulas as numba_rows.py, on rows lo..hi of C-contiguous (rows, n) arrays or elements
  * lo..hi of flat ones; each function twice, for float (_f32) and double (_f64), from one macro.
@@ -10,8 +10,12 @@
  * the rows out. */
 #include <math.h>
 
-#include "exp.h"   /* exp_f32, exp_f64: no scalar fallback on −inf (a masked logit) */
+#include "exp.h"   /* exp_f32, exp_f64: no scalar fallback on −inf, for softmax's masked scores */
 
+#pragma omp declare simd notinbranch
+float expf(float);
+#pragma omp declare simd notinbranch
+double exp(double);
 #pragma omp declare simd notinbranch
 float tanhf(float);
 #pragma omp declare simd notinbranch
@@ -21,14 +25,18 @@ float logf(float);
 #pragma omp declare simd notinbranch
 double log(double);
 
-#define KERNELS(T, S, EXP, TANH, LOG)                                                                  \
+/* EXP is glibc's vector exp, MASKED_EXP exp.h's: softmax's inputs are often masked with −inf (attention
+ * written by hand: masked_fill, then softmax), on which glibc's goes lane by lane, three times slower;
+ * on finite inputs glibc's is the faster (SiLU's forward by 1.5x). benchmarks/bench_kernels.py: the
+ * softmax and masked_softmax rows. */
+#define KERNELS(T, S, EXP, MASKED_EXP, TANH, LOG)                                                      \
 /* y = exp(x − max) · (1 / Σ exp(x − max)) along each row */                                           \
 void softmax_forward_##S(const T *x, T *y, long n, long lo, long hi) {                                 \
     for (long r = lo; r < hi; r++) {                                                                   \
         const T *xr = x + r * n; T *yr = y + r * n;                                                    \
         T m = xr[0], s = 0;                                                                            \
         _Pragma("omp simd reduction(max:m)") for (long j = 0; j < n; j++) m = xr[j] > m ? xr[j] : m;   \
-        _Pragma("omp simd reduction(+:s)") for (long j = 0; j < n; j++) { T e = EXP(xr[j] - m); yr[j] = e; s += e; } \
+        _Pragma("omp simd reduction(+:s)") for (long j = 0; j < n; j++) { T e = MASKED_EXP(xr[j] - m); yr[j] = e; s += e; } \
         T inv = 1 / s; /* one division a row, then products: a row's n divisions cost more */          \
         _Pragma("omp simd") for (long j = 0; j < n; j++) yr[j] *= inv;                                 \
     }                                                                                                  \
@@ -124,5 +132,5 @@ void swiglu_backward_##S(const T *g, const T *x, T *dx, long n, long lo, long hi
     }                                                                                                  \
 }
 
-KERNELS(float, f32, exp_f32, tanhf, logf)
-KERNELS(double, f64, exp_f64, tanh, log)
+KERNELS(float, f32, expf, exp_f32, tanhf, logf)
+KERNELS(double, f64, exp, exp_f64, tanh, log)
