@@ -214,10 +214,10 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
 
     def step(self) -> None:
-        """The parameters of a group that have gradients take their Adam step together, as one flat
-        array: the same arithmetic as `_update`, but one numpy call per operation instead of one per
-        parameter, which is most of the cost for a model of many small arrays. The moments live in a
-        flat buffer per group, and each parameter's state holds views of it (so state_dict and
+        """The parameters of a group that have gradients take their Adam step together (`adam_group`):
+        the same arithmetic as `_update`, but one numpy call per operation for the whole group instead of
+        one per parameter, which is most of the cost for a model of many small arrays. The moments live
+        in a flat buffer per group, and each parameter's state holds views of it (so state_dict and
         checkpoints see them as usual). Parameters that differ in dtype or step count (e.g. some were
         skipped earlier) are updated one by one."""
         for i, group in enumerate(self.param_groups):
@@ -227,18 +227,15 @@ class Adam(Optimizer):
                 self._step_each(params, group)
                 continue
             m, v = self._flat_moments(i, params, states)
-            g = np.concatenate([np.asarray(p.grad.data, dtype=p.dtype).reshape(-1) for p in params])
-            if g.size != m.size:
-                self._step_each(params, group)  # a gradient of the wrong size: let the check name it
+            grads = [np.asarray(p.grad.data, dtype=p.dtype) for p in params]
+            if any(g.shape != p.shape for g, p in zip(grads, params)):
+                self._step_each(params, group)  # a gradient of the wrong shape: let the check name it
                 continue
-            w = np.concatenate([p.data.reshape(-1) for p in params])
-            flat = {"step": states[0].get("step", 0), "exp_avg": m, "exp_avg_sq": v}
-            self._update(w, g, flat, group)
-            start = 0
-            for p, s in zip(params, states):
-                p.data[...] = w[start:start + p.numel()].reshape(p.shape)  # in place: p.data stays the same array
-                s["step"] = flat["step"]
-                start += p.numel()
+            t = states[0].get("step", 0) + 1
+            compiled(adam_group, m, v)([p.data for p in params], grads, m, v, *self._hyper(group),
+                                       self._decoupled, t)                # p.data updated in place
+            for s in states:
+                s["step"] = t
 
     def _step_each(self, params, group) -> None:
         for p in params:
@@ -276,15 +273,18 @@ class Adam(Optimizer):
             raise ValueError(f"{where}: betas must be two numbers in [0, 1), got {group['betas']}")
         group["betas"] = betas
 
-    def _update(self, param, grad, state, group):
-        lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+    @staticmethod
+    def _hyper(group) -> tuple:
+        """(lr, beta1, beta2, eps, weight_decay) of a group, as floats."""
         beta1, beta2 = (float(b) for b in group["betas"])
+        return float(group["lr"]), beta1, beta2, float(group["eps"]), float(group["weight_decay"])
+
+    def _update(self, param, grad, state, group):
         if not state:
             state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
         state["step"] += 1
-        t = state["step"]
         arrays = (param, grad, state["exp_avg"], state["exp_avg_sq"])
-        compiled(adam_update, *arrays)(*arrays, lr, beta1, beta2, eps, wd, self._decoupled, t)
+        compiled(adam_update, *arrays)(*arrays, *self._hyper(group), self._decoupled, state["step"])
 
 
 def adam_update(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, lr: float,
@@ -311,6 +311,22 @@ def adam_update(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_av
         np.divide(m, scratch, out=scratch)
         scratch *= step_size
         p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
+
+
+def adam_group(params: list, grads: list, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, lr: float, beta1: float,
+               beta2: float, eps: float, wd: float, decoupled: bool, t: int) -> None:
+    """adam_update on a group of parameters at once: params and grads are lists of arrays of the same
+    shapes, exp_avg and exp_avg_sq flat arrays holding the parameters' moments end to end. The weights
+    and the gradients are joined into one flat array each, so that each numpy step is one call for the
+    group, and the weights are written back in place; with the `fast` extra a kernel updates each
+    parameter where it lies instead (fast/kernels/arrays.adam_group)."""
+    w = np.concatenate([p.reshape(-1) for p in params])
+    g = np.concatenate([g.reshape(-1) for g in grads])
+    adam_update(w, g, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, wd, decoupled, t)
+    start = 0
+    for p in params:
+        p[...] = w[start:start + p.size].reshape(p.shape)
+        start += p.size
 
 
 class AdamW(Adam):

@@ -272,8 +272,9 @@ def adam_steps(decoupled, weight_decay, shapes, grads):
 
 @pytest.mark.parametrize("decoupled, weight_decay", [(True, 0.01), (False, 0.1), (True, 0.0)])
 def test_adam_kernel_equals_the_optimizers_numpy_body(decoupled, weight_decay, monkeypatch):
-    """Three steps of the kernel, called alone, and of the optimizer with the kernels on, equal three of
-    nn.optim's Adam / AdamW with its numpy body (kernels off) to 1e-12, weights and moments."""
+    """Three steps of the kernel, called alone, and of the optimizer with the kernels on (adam_group: each
+    parameter in place), equal three of nn.optim's Adam / AdamW with its numpy body (kernels off: the
+    group joined into flat arrays) to 1e-12, weights and moments."""
     shapes = [(5, 10), (7,)]
     grads = [[rng.standard_normal(s) for s in shapes] for _ in range(3)]
     monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
@@ -283,9 +284,9 @@ def test_adam_kernel_equals_the_optimizers_numpy_body(decoupled, weight_decay, m
     monkeypatch.setattr(kernels, "MIN_SIZE", 0)
     monkeypatch.setattr(kernels, "_chosen", {})
     calls = []
-    monkeypatch.setattr(K, "adam_update", lambda *a, f=K.adam_update, **k: calls.append(1) or f(*a, **k))
+    monkeypatch.setattr(K, "adam_group", lambda *a, f=K.adam_group, **k: calls.append(1) or f(*a, **k))
     with_kernel = adam_steps(decoupled, weight_decay, shapes, grads)
-    assert len(calls) == 3                                       # one per step: the group's flat arrays
+    assert len(calls) == 3                                       # one per step: the whole group
     alone = []
     for i, s in enumerate(shapes):
         p, m, v = np.linspace(-1, 1, int(np.prod(s))).reshape(s), np.zeros(s), np.zeros(s)
@@ -296,6 +297,35 @@ def test_adam_kernel_equals_the_optimizers_numpy_body(decoupled, weight_decay, m
         for arrays, expected in zip(got, want):
             for a, b in zip(arrays, expected):
                 np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_adam_group_kernel_equals_its_body_across_runs(threads):
+    """adam_group's kernel, its runs cutting through parameters and holding several (a big one, small ones,
+    an empty one, a strided one that takes the copy path), equals nn.optim.adam_group, the flat numpy body,
+    to 1e-12 in float64 after three steps, on one thread and two."""
+    from nn.optim import adam_group
+    from tinygrad_like import get_num_threads, set_num_threads
+    before = get_num_threads()
+    set_num_threads(threads)
+    try:
+        shapes = [(300, 400), (7,), (0,), (33, 5), (64, 64)]
+        def start():
+            params = [np.linspace(-1, 1, int(np.prod(s))).reshape(s) for s in shapes]
+            params[3] = np.asfortranarray(params[3])                     # not C-contiguous
+            size = sum(p.size for p in params)
+            return params, np.zeros(size), np.zeros(size)
+        grads = [[rng.standard_normal(s) for s in shapes] for _ in range(3)]
+        (want, wm, wv), (got, gm, gv) = start(), start()
+        assert len(K.runs(gm.size, gm.nbytes)) - 1 == (1 if threads == 1 else 2 * K.RUNS_PER_THREAD)
+        for t, gs in enumerate(grads, 1):
+            adam_group(want, gs, wm, wv, 0.01, 0.9, 0.999, 1e-8, 0.01, True, t)
+            K.adam_group(got, gs, gm, gv, 0.01, 0.9, 0.999, 1e-8, 0.01, True, t, "numba")
+        for a, b in zip([*got, gm, gv], [*want, wm, wv]):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+        assert not np.array_equal(got[0], np.linspace(-1, 1, 120000).reshape(300, 400))   # it moved
+    finally:
+        set_num_threads(before)
 
 
 def test_adam_kernel_on_a_strided_parameter():

@@ -14,6 +14,7 @@ cost is exp or tanh (numba calls the scalar ones; C gets vector ones), numba els
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
 import functools
 import math
@@ -431,13 +432,51 @@ def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, lr: 
     contiguous copies, written back)."""
     dtype = p.dtype
     work = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in (p, m, v)]
-    decay = 1 - lr * weight_decay if decoupled and weight_decay != 0 else 1.0
-    grad_decay = weight_decay if not decoupled else 0.0
-    scalars = _typed(dtype, beta1, beta2, 1 - beta1, 1 - beta2, lr / (1 - beta1 ** step),
-                     1 / math.sqrt(1 - beta2 ** step), eps, decay, grad_decay)
+    scalars = _adam_scalars(dtype, lr, beta1, beta2, eps, weight_decay, decoupled, step)
     fn = kernel("adam_update", variant_for("adam", variant), dtype)
     flat = [a.reshape(-1) for a in work]
     share(fn, p.size, p.nbytes, flat[0], _flat(g, dtype), flat[1], flat[2], *scalars)
     for a, w in zip((p, m, v), work):
         if a is not w:
             a[...] = w
+
+
+def _adam_scalars(dtype, lr, beta1, beta2, eps, weight_decay, decoupled, step) -> list:
+    """The adam_update kernel's scalars, in the arrays' dtype: β₁, β₂, 1 − β₁, 1 − β₂, the bias-corrected
+    step size and scale of √v, ε, the decay of the weights (AdamW) and of the gradient's weight term (Adam)."""
+    decay = 1 - lr * weight_decay if decoupled and weight_decay != 0 else 1.0
+    grad_decay = weight_decay if not decoupled else 0.0
+    return _typed(dtype, beta1, beta2, 1 - beta1, 1 - beta2, lr / (1 - beta1 ** step),
+                  1 / math.sqrt(1 - beta2 ** step), eps, decay, grad_decay)
+
+
+def adam_group(params: list, grads: list, m: np.ndarray, v: np.ndarray, lr: float, beta1: float, beta2: float,
+               eps: float, weight_decay: float, decoupled: bool, step: int, variant=None) -> None:
+    """nn.optim.adam_group without joining the parameters into one array and writing them back: each is
+    updated where it lies by adam_update's kernel, against its own stretch of the flat moments m and v. The
+    group's elements, end to end, are cut into runs (`runs`: a few per thread), a parameter spanning runs
+    or a run several parameters, and the runs go to the pool in one hand-over for the group."""
+    dtype = m.dtype
+    scalars = _adam_scalars(dtype, lr, beta1, beta2, eps, weight_decay, decoupled, step)
+    fn = kernel("adam_update", variant_for("adam", variant), dtype)
+    starts = [0]
+    for p in params:
+        starts.append(starts[-1] + p.size)
+    parts = []                                  # (p, g, m, v) of each parameter, flat
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if not p.flags.c_contiguous or p.dtype != dtype:   # worked on in a copy, written back: alone, here
+            adam_update(p, g, m[starts[i]:starts[i + 1]], v[starts[i]:starts[i + 1]], lr, beta1, beta2, eps,
+                        weight_decay, decoupled, step, variant)
+            parts.append(None)
+            continue
+        parts.append((p.reshape(-1), _flat(g, dtype), m[starts[i]:starts[i + 1]], v[starts[i]:starts[i + 1]]))
+    cuts = runs(starts[-1], m.nbytes)
+
+    def run(r):
+        lo, hi = cuts[r], cuts[r + 1]
+        for i in range(bisect.bisect_right(starts, lo) - 1, len(params)):
+            if starts[i] >= hi:
+                break
+            if parts[i] is not None:
+                fn(*parts[i], *scalars, max(lo - starts[i], 0), min(hi, starts[i + 1]) - starts[i])
+    pool.run(run, range(len(cuts) - 1))
