@@ -102,9 +102,11 @@ def layernorm(x: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = Non
 def rmsnorm(x: Tensor, axis=-1, eps: float = 1e-6, weight: Tensor | None = None) -> Tensor:
     """x / √(mean(x²) + eps) over axis, times weight."""
     if x.numel() == 0:
-        return nothing_to_normalise(x) if weight is None else nothing_to_normalise(x) * weight
-    rms = ((x * x).mean(axis, keepdim=True) + eps).sqrt()
-    return x / rms if weight is None else x / rms * weight
+        y = nothing_to_normalise(x)
+    else:
+        rms = ((x * x).mean(axis, keepdim=True) + eps).sqrt()
+        y = x / rms
+    return y if weight is None else y * weight
 
 
 @composite("cross_entropy")

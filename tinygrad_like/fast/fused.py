@@ -132,16 +132,19 @@ def softmax_shift(x_rows: np.ndarray):
     return hi if hi - lo <= SHIFT_RANGE else array_max(x_rows, -1)
 
 
+def has_numbers(x, axis) -> bool:
+    """Whether softmax's or log-softmax's fused op takes x: one with numbers in it. An empty one is the
+    composite's (composites.nothing_to_normalise)."""
+    return x.numel() > 0
+
+
 class Softmax(Fused):
     """y = softmax(x) along axis. Backward: dx = y ⊙ (g − Σ g⊙y).
 
     Along the last axis both run on cache-sized pieces of whole rows (softmax_forward, softmax_backward)."""
     composite = "softmax"
 
-    @staticmethod
-    def accepts(x, axis) -> bool:
-        """An x with numbers in it: an empty one is the composite's (nothing_to_normalise)."""
-        return x.numel() > 0
+    accepts = staticmethod(has_numbers)
 
     @staticmethod
     def from_composite(x, axis): return Softmax.apply(x, axis=axis)
@@ -183,10 +186,7 @@ class LogSoftmax(Fused):
     Along the last axis both run on cache-sized pieces of whole rows (log_softmax_forward, log_softmax_backward)."""
     composite = "log_softmax"
 
-    @staticmethod
-    def accepts(x, axis) -> bool:
-        """An x with numbers in it: an empty one is the composite's (nothing_to_normalise)."""
-        return x.numel() > 0
+    accepts = staticmethod(has_numbers)
 
     @staticmethod
     def from_composite(x, axis): return LogSoftmax.apply(x, axis=axis)
