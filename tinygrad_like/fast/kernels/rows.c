@@ -26,9 +26,9 @@ float logf(float);
 double log(double);
 
 /* EXP is glibc's vector exp, MASKED_EXP exp.h's: softmax's inputs are often masked with −inf (attention
- * written by hand: masked_fill, then softmax), on which glibc's goes lane by lane, three times slower;
- * on finite inputs glibc's is the faster (SiLU's forward by 1.5x). benchmarks/bench_kernels.py: the
- * softmax and masked_softmax rows. */
+ * written by hand: masked_fill, then softmax), on which glibc's goes lane by lane; on finite inputs
+ * glibc's is the faster, so the other kernels keep it (benchmarks/bench_kernels.py: the softmax,
+ * masked_softmax and silu rows). */
 #define KERNELS(T, S, EXP, MASKED_EXP, TANH, LOG)                                                      \
 /* y = exp(x − max) · (1 / Σ exp(x − max)) along each row */                                           \
 void softmax_forward_##S(const T *x, T *y, long n, long lo, long hi) {                                 \
