@@ -184,6 +184,47 @@ def test_tensor_methods_are_found_where_they_are_defined():
         Tensor([1.0]).anything_else = 1                 # the mixins keep Tensor's __slots__
 
 
+def test_the_dialects_methods_are_found_where_they_are_defined():
+    """The PyTorch dialect attaches its methods to Tensor; help(), inspect and a debugger find them in dialect/."""
+    import inspect
+    import pydoc
+
+    from tinygrad_like import Tensor
+    from tinygrad_like.dialect import attributes, inplace
+    assert Tensor.size is attributes.Attributes.size and Tensor.add_ is inplace.InPlace.add_
+    for name, file in (("size", "attributes.py"), ("retain_grad", "attributes.py"), ("to", "conversions.py"),
+                       ("add_", "inplace.py"), ("__setitem__", "inplace.py"), ("__iadd__", "inplace.py")):
+        assert inspect.getsourcefile(getattr(Tensor, name)) == str(PACKAGE / "dialect" / file), name
+        assert inspect.getsource(getattr(Tensor, name)).lstrip().startswith(f"def {name}("), name
+    assert inspect.getsourcefile(Tensor.is_leaf.fget) == str(PACKAGE / "dialect" / "attributes.py")
+    assert "length of that one axis" in pydoc.render_doc(Tensor.size, renderer=pydoc.plaintext)
+    # a method the dialect wraps to accept both spellings is still found in the engine's file
+    assert inspect.getsourcefile(inspect.unwrap(Tensor.sum)) == str(PACKAGE / "tensor.py")
+    assert inspect.getsource(Tensor.sum).lstrip().startswith("def sum(")
+    assert "sum(self, axis=None, keepdim=False, dtype=None)" in pydoc.render_doc(Tensor.sum, renderer=pydoc.plaintext)
+
+
+def test_the_core_never_imports_the_dialect():
+    public_addresses = {"tinygrad_like", "tinygrad_like.functional"}   # the package and F's public address
+    for module, deps in import_graph().items():
+        if module.startswith(("tinygrad_like.dialect", "tinygrad_like.torch")) or module in public_addresses:
+            continue
+        assert not any(d.startswith("tinygrad_like.dialect") for d in deps), f"{module} imports {deps}"
+
+
+def test_the_dialect_adds_names_and_never_replaces_the_engines():
+    from tinygrad_like import Tensor
+    from tinygrad_like.dialect import attach
+
+    class Clash:
+        def sum(self):
+            return "not the engine's sum"
+
+    with pytest.raises(TypeError, match="would replace Tensor.sum"):
+        attach(Tensor, Clash)
+    assert Tensor([1.0, 2.0]).sum().item() == 3.0
+
+
 def test_fast_enabled_is_the_one_switch():
     from tinygrad_like import Tensor, composed, fast
     x = Tensor(np.ones((2, 3)), requires_grad=True)

@@ -2,9 +2,13 @@
 
 Two layers: the teaching core (tensor.py, ops.py, autograd.py, ...: plain numpy), and the fast path
 (tinygrad_like/fast/), which registers its fused ops and faster array functions with the core when
-imported here. Nothing in the core imports the fast path.
+imported here. Nothing in the core imports the fast path. Beside both, the PyTorch dialect
+(tinygrad_like/dialect/) attaches PyTorch's names to the Tensor when imported here; nothing in the
+core imports it either.
 """
-from tinygrad_like import fast  # importing the fast path registers it with the core (fast/__init__.py)
+# importing these two is what they do: the dialect attaches PyTorch's names to the Tensor
+# (dialect/__init__.py), the fast path registers its ops with the core (fast/__init__.py)
+from tinygrad_like import dialect, fast
 from tinygrad_like.backprop_steps import backprop_steps
 from tinygrad_like.errors import DimError, ShapeError
 from tinygrad_like.fast import get_num_threads, set_num_threads
@@ -15,4 +19,4 @@ from tinygrad_like.tensor import Tensor, grad
 
 __all__ = ["Tensor", "no_grad", "enable_grad", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
            "draw_graph", "backprop_steps", "scope", "detect_anomaly", "composed", "set_num_threads",
-           "get_num_threads", "fast", "DimError", "ShapeError"]
+           "get_num_threads", "fast", "dialect", "DimError", "ShapeError"]

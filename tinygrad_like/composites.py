@@ -18,7 +18,6 @@ from tinygrad_like import ops
 from tinygrad_like import random as _random
 from tinygrad_like.dispatch import composite, run
 from tinygrad_like.errors import ShapeError
-from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -228,7 +227,6 @@ class CompositeMixin:
                              f"(need ({weight.shape[0]},))")
         return run("linear", self, weight, bias)
 
-    @spellings
     def softmax(self, axis=-1, dtype=None):
         """exp(x - max) / Σ exp(x - max) along `axis` (PyTorch's dim): subtracting the (constant) max keeps
         exp from overflowing. Integers give float32; dtype: cast to it first (PyTorch's dtype=)."""
@@ -238,7 +236,6 @@ class CompositeMixin:
             return self.reshape(1).softmax(0).reshape(())
         return run("softmax", self, self._axes(axis)[0])
 
-    @spellings
     def log_softmax(self, axis=-1, dtype=None):
         """x - max - log Σ exp(x - max) along `axis`: the log of softmax without ever taking log(0)."""
         self = self._floating() if dtype is None else self.cast(dtype)
@@ -247,13 +244,11 @@ class CompositeMixin:
             return self.reshape(1).log_softmax(0).reshape(())
         return run("log_softmax", self, self._axes(axis)[0])
 
-    @spellings
     def layernorm(self, axis=-1, eps=1e-5, weight=None, bias=None):
         """(x - mean) / √(var + eps) over `axis`, each vector given mean 0 and standard deviation 1,
         then times `weight` and plus `bias` when given (both shaped like the normalised axis)."""
         return run("layernorm", self, axis, eps, weight, bias)
 
-    @spellings
     def rmsnorm(self, axis=-1, eps=1e-6, weight=None):
         """x / √(mean(x²) + eps) over `axis`, each vector given root mean square 1 (no centring, unlike
         layernorm), then times `weight` when given (shaped like the normalised axis)."""

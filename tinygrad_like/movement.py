@@ -14,7 +14,6 @@ import numpy as np
 
 from tinygrad_like import ops
 from tinygrad_like.errors import ShapeError
-from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -29,7 +28,6 @@ class MovementMixin:
 
     __slots__ = ()
 
-    @spellings
     def split(self, split_size_or_sections, dim: int = 0) -> tuple:
         """Cut along `dim` into pieces of `split_size` entries (the last may be smaller), or into pieces
         of the given sizes (a list that must add up to shape[dim]). (6, 4).split(4) -> (4, 4), (2, 4)."""
@@ -47,7 +45,6 @@ class MovementMixin:
         starts = np.cumsum([0] + sizes).tolist()
         return tuple(_slice(self, d, a, b) for a, b in zip(starts, starts[1:]))
 
-    @spellings
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """Cut along `dim` into `chunks` pieces of ceil(n / chunks) entries; as in PyTorch, fewer
         pieces come back when the sizes do not allow that many ((5,).chunk(4) gives sizes 2, 2, 1)."""
@@ -56,7 +53,6 @@ class MovementMixin:
         n = self.shape[self._dim(dim, "chunk")]
         return self.split(max(math.ceil(n / chunks), 1), dim)
 
-    @spellings
     def unflatten(self, dim: int, sizes) -> Tensor:
         """Undo flatten for one axis: (B, 12).unflatten(1, (3, 4)) is (B, 3, 4); one size may be -1."""
         d = self._dim(dim, "unflatten")
@@ -79,7 +75,6 @@ class MovementMixin:
         tiled = tuple(v for r, n in zip(sizes, shape) for v in (r, n))         # (r1, a, r2, b)
         return self.reshape(interleaved).expand(tiled).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
-    @spellings
     def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
         """Repeat each entry along `dim` in place: [a, b].repeat_interleave(2) is [a, a, b, b]. With
         dim=None the tensor is flattened first. `repeats` an int, or one count per entry (list/tensor).

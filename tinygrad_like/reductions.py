@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tinygrad_like import ops
-from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -43,28 +42,23 @@ class ReductionMixin:
 
     __slots__ = ()
 
-    @spellings
     def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
         """int64 index of the largest entry along `axis` (of the flattened tensor when None; with
         keepdim every axis is kept as size 1). The first one at ties. No gradient."""
         return _index_reduce(self, np.argmax, axis, keepdim, "argmax")
 
-    @spellings
     def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
         """int64 index of the smallest entry along `axis`, like argmax."""
         return _index_reduce(self, np.argmin, axis, keepdim, "argmin")
 
-    @spellings
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
         return self._make(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
-    @spellings
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is some entry nonzero (over `axis`)? No gradient."""
         return self._make(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
-    @spellings
     def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
         """Π of the entries along `axis` (one axis, as in PyTorch; all entries when None). dtype: cast first.
 
@@ -90,12 +84,10 @@ class ReductionMixin:
             x = pairs if n % 2 == 0 else x.cat([pairs, x[before + (slice(n - 1, n),)]], dim=d)
         return x if keepdim else x.squeeze(d)
 
-    @spellings
     def cumsum(self, axis: int) -> Tensor:
         """Running sum along `axis`: out[..., i, ...] = Σ_{j<=i} x[..., j, ...]. Same shape as self."""
         return ops.Cumsum.apply(self, axis=self._dim(axis, "cumsum"))
 
-    @spellings
     def cumprod(self, axis: int) -> Tensor:
         """Running product along `axis`: out[i] = x[0]·x[1]···x[i]. Same shape as self.
 
@@ -114,7 +106,6 @@ class ReductionMixin:
             parts.append(running)
         return self.cat(parts, dim=d)
 
-    @spellings
     def norm(self, p=2, axis=None, keepdim: bool = False) -> Tensor:
         """The p-norm over `axis` (all entries when None): p = 2 or "fro" √Σx², p = 1 Σ|x|,
         p = inf max |x|, p = -inf min |x|, other p > 0 (Σ|x|^p)^(1/p).
@@ -136,7 +127,6 @@ class ReductionMixin:
             return (self.abs() ** p).sum(axis, keepdim) ** (1 / p)
         raise ValueError(f"norm: p must be 'fro', inf, -inf or a number > 0, got {p!r}")
 
-    @spellings
     def var_mean(self, axis=None, unbiased=None, keepdim: bool = False, *, correction=None, ddof=None) -> tuple:
         """(variance, mean) over `axis`, variance Σ(x - mean)² / (N - correction), with var's spellings
         and default: correction=1 (unbiased=True), the unbiased estimate; 0 (unbiased=False, ddof=0) the
@@ -144,7 +134,6 @@ class ReductionMixin:
         c = correction_of(correction, unbiased, ddof, "var_mean")
         return self.var(axis, keepdim=keepdim, correction=c), self.mean(axis, keepdim)
 
-    @spellings
     def std_mean(self, axis=None, unbiased=None, keepdim: bool = False, *, correction=None, ddof=None) -> tuple:
         """(standard deviation, mean) over `axis`, with var_mean's correction."""
         c = correction_of(correction, unbiased, ddof, "std_mean")

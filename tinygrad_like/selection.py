@@ -17,7 +17,6 @@ import numpy as np
 from tinygrad_like import ops
 from tinygrad_like import random as _random
 from tinygrad_like.errors import ShapeError
-from tinygrad_like.spelling import spellings
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -70,7 +69,6 @@ class SelectionMixin:
 
     __slots__ = ()
 
-    @spellings
     def gather(self, dim: int, index) -> Tensor:
         """out[i][j][k] = self[index[i][j][k]][j][k] for dim 0 (likewise for other dims): out has the
         shape of `index`. (tinygrad's older order gather(index, dim) is accepted too.)"""
@@ -79,7 +77,6 @@ class SelectionMixin:
         d = self._dim(dim, "gather")
         return self[_along(self, d, _indices(self, index, "gather"), "gather")]
 
-    @spellings
     def scatter_add(self, dim: int, index, src) -> Tensor:
         """self with src[i][j][k] added at [index[i][j][k]][j][k] (dim 0; likewise others); repeated
         indices all add up. The gradient: self gets it unchanged, src gets it read back at index."""
@@ -88,7 +85,6 @@ class SelectionMixin:
         src = _source(self._lift(src), index, "scatter_add")
         return self + ops.ScatterAdd.apply(src, shape=self.shape, index=where)
 
-    @spellings
     def scatter(self, dim: int, index, src=None, value=None) -> Tensor:
         """self with src[i][j][k] written at [index[i][j][k]][j][k] (dim 0; likewise others), or the
         number `value` (PyTorch's scatter(dim, index, value=...)). Overwritten entries of self get no
@@ -109,7 +105,6 @@ class SelectionMixin:
         src = type(self)(is_last.reshape(index.shape)).where(src, 0)
         return type(self)(written).where(ops.ScatterAdd.apply(src, shape=self.shape, index=where), self)
 
-    @spellings
     def index_select(self, dim: int, index) -> Tensor:
         """The slices at the 1-D `index` along `dim`, in that order (repeats allowed): (5, 3) with
         index [4, 0, 4] along dim 0 is (3, 3)."""
@@ -132,7 +127,6 @@ class SelectionMixin:
             raise ShapeError(f"masked_select: mask {mask.shape} does not broadcast with tensor {self.shape}") from None
         return self.expand(shape)[np.nonzero(np.broadcast_to(mask, shape))]
 
-    @spellings
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
         """(values, indices) along `dim`: values[i] = self[indices[i]], ascending unless `descending`.
         Always stable (equal entries keep their order), so `stable` is accepted and needs nothing.
@@ -141,7 +135,6 @@ class SelectionMixin:
         order = _argsort(self.data, d, descending)
         return ValuesIndices(self.gather(d, order), self._make(order, None))
 
-    @spellings
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along `dim` and their indices, largest first; ties keep
         the earlier index first. (..., n) -> (..., k). `sorted=False` is accepted; they come sorted anyway."""

@@ -5,13 +5,12 @@ selection (each a thin call into a primitive of ops.py or a composition of them)
 The rest of Tensor's methods are defined by idea in the modules it inherits from, one mixin class
 each: creation (zeros_like, eye, ...), elementwise_math (sin, clamp, ...), reductions (argmax, norm,
 ...), movement (split, pad, ...), selection (gather, topk, ...), and composites (softmax, layernorm,
-attention, ...: the composite ops, which the fast path may replace by fused ones, dispatch.py),
-PyTorch's attributes (size(), device, to, retain_grad, ...: torch_attributes) and PyTorch's arithmetic
-by name, in place too (add_, zero_, normal_, ...: inplace).
+attention, ...: the composite ops, which the fast path may replace by fused ones, dispatch.py).
 
-Every method that takes an axis accepts PyTorch's `dim=`/`keepdim=` and numpy's `axis=`/`keepdims=`
-(`@spellings`, spelling.py). A dim out of range raises `DimError` (an IndexError, as in PyTorch, and a
-ValueError, as before); shapes that do not fit raise `ShapeError` (a RuntimeError and a ValueError).
+PyTorch's names (size(), device, to, add_, zero_, `dim=` for `axis=`, ...) are not here: the PyTorch
+dialect (tinygrad_like/dialect/) attaches them to this class when tinygrad_like is imported.
+A dim out of range raises `DimError` (an IndexError, as in PyTorch, and a ValueError, as before);
+shapes that do not fit raise `ShapeError` (a RuntimeError and a ValueError).
 """
 from __future__ import annotations
 
@@ -27,13 +26,10 @@ from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
 from tinygrad_like.elementwise_math import ElementwiseMathMixin
 from tinygrad_like.errors import DimError, ShapeError
-from tinygrad_like.function import Function, current_scope, state
-from tinygrad_like.inplace import InplaceMixin, leaf_error
+from tinygrad_like.function import Function, current_scope
 from tinygrad_like.movement import MovementMixin
 from tinygrad_like.reductions import ReductionMixin, correction_of
 from tinygrad_like.selection import SelectionMixin, ValuesIndices
-from tinygrad_like.spelling import spellings
-from tinygrad_like.torch_attributes import TorchAttributesMixin
 
 _made = itertools.count()  # Tensor._seq
 
@@ -42,8 +38,7 @@ def _dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin, SelectionMixin, CompositeMixin,
-             TorchAttributesMixin, InplaceMixin):
+class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin, SelectionMixin, CompositeMixin):
     """An n-dimensional array with reverse-mode autodiff.
 
     >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -313,25 +308,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def maximum(self, other): return ops.Maximum.apply(*self._pair(other))
     def minimum(self, other): return ops.Minimum.apply(*self._pair(other))
 
-    # ------------------------------------------------------------ in-place ops
-    def _inplace(self, other, op, name: str):
-        """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
-        result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
-        `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
-        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name
-        (unlike the named in-place methods, whose result a caller may drop: see inplace.py)."""
-        recording = state.grad_enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
-        if not recording:
-            return self._update(name, lambda: op(self, other), other)
-        if self.requires_grad and self._ctx is None:
-            raise leaf_error(name)
-        return op(self, other)
-
-    def __iadd__(self, other): return self._inplace(other, Tensor.__add__, "+=")
-    def __isub__(self, other): return self._inplace(other, Tensor.__sub__, "-=")
-    def __imul__(self, other): return self._inplace(other, Tensor.__mul__, "*=")
-    def __itruediv__(self, other): return self._inplace(other, Tensor.__truediv__, "/=")
-
     def matmul(self, other):
         """Matrix product with numpy's rules: batch dimensions broadcast; a 1-D side is a vector.
         The dtypes are promoted as for `*` (an int64 one-hot @ float32 weights is float32)."""
@@ -392,23 +368,19 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             return ()    # dim 0 or -1 of a 0-d tensor is the tensor itself, as in PyTorch
         return tuple(sorted(int(a) % self.ndim for a in axes))
 
-    @spellings
     def sum(self, axis=None, keepdim=False, dtype=None):
         """Σ over `axis` (all axes when None). dtype: cast first, e.g. to accumulate float32 in float64."""
         x = self if dtype is None else self.cast(dtype)
         return ops.Sum.apply(x, axis=x._axes(axis), keepdim=keepdim)
 
-    @spellings
     def amax(self, axis=None, keepdim=False):
         """The largest entry over `axis` (an int, a tuple, or None for all). Tied entries share the gradient."""
         return ops.Max.apply(self, axis=self._axes(axis), keepdim=keepdim)
 
-    @spellings
     def amin(self, axis=None, keepdim=False):
         """The smallest entry over `axis`, like amax."""
         return ops.Min.apply(self, axis=self._axes(axis), keepdim=keepdim)
 
-    @spellings
     def max(self, dim=None, keepdim=False, *, axis=None):
         """Three habits, one name. x.max(): the largest entry. x.max(axis=...) (numpy's, tinygrad's):
         the values, as amax. x.max(d) or x.max(dim=d) (PyTorch's): the pair (values, indices) along
@@ -420,7 +392,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             return self.amax(axis, keepdim)
         return self._extreme(dim, keepdim, np.argmax, "max")
 
-    @spellings
     def min(self, dim=None, keepdim=False, *, axis=None):
         """Like max: x.min(), x.min(axis=...) the values (amin), x.min(d) the pair (values, indices),
         x.min(other_tensor) the elementwise minimum."""
@@ -444,7 +415,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             values, index = values.squeeze(d), index.squeeze(d)
         return ValuesIndices(values, Tensor._make(index, None))
 
-    @spellings
     def logsumexp(self, axis=-1, keepdim=False):
         """log Σ exp(x) over `axis`, computed as m + log Σ exp(x − m) with m the (constant) max, so exp
         never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
@@ -458,12 +428,10 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         axes = self._axes(axis)
         return self.data.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
 
-    @spellings
     def mean(self, axis=None, keepdim=False, dtype=None):
         x = self if dtype is None else self.cast(dtype)
         return x.sum(axis, keepdim) / x._count(axis)
 
-    @spellings
     def var(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
         """Σ(x - mean)² / (N - correction) over `axis`. The default is the unbiased estimate, correction=1,
         for every spelling (PyTorch's and tinygrad's default; numpy's var defaults to ddof=0). correction=0,
@@ -473,7 +441,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         centered = self - self.mean(axis, keepdim=True)
         return (centered * centered).sum(axis, keepdim) / max(self._count(axis) - c, 0)
 
-    @spellings
     def std(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
         """√var, with var's correction (unbiased by default)."""
         return self.var(axis, keepdim=keepdim, correction=correction_of(correction, unbiased, ddof, "std")).sqrt()
@@ -516,12 +483,10 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         start, end = self._dim(start_dim, "flatten"), self._dim(end_dim, "flatten")
         return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
 
-    @spellings
     def unsqueeze(self, dim):
         dim = self._dim(dim, "unsqueeze", extra=1)
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
-    @spellings
     def squeeze(self, dim=None):
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
@@ -538,7 +503,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
             raise IndexError(f"getitem: {e} (tensor shape {self.shape})") from None
 
     @staticmethod
-    @spellings
     def cat(*tensors, dim=0):
         """Join tensors along an existing axis: cat(a (2,3), b (4,3)) is (6,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
@@ -550,7 +514,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         return ops.Cat.apply(*tensors, axis=axis)
 
     @staticmethod
-    @spellings
     def stack(*tensors, dim=0):
         """Join same-shaped tensors along a new axis: stack of three (2,3) is (3,2,3)."""
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors

@@ -18,9 +18,9 @@ import numpy as np
 
 from tinygrad_like import Tensor
 from tinygrad_like import random as _random
+from tinygrad_like.dialect.attributes import Device, Size
 from tinygrad_like.function import state
 from tinygrad_like.torch._refuse import check_device
-from tinygrad_like.torch_attributes import Device, Size
 
 __all__ = [
     "float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",

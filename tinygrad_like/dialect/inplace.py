@@ -1,6 +1,7 @@
 """PyTorch's arithmetic by name: out of place (`add`, `sub`, `mul`, `div`, each with PyTorch's `alpha`
 where it has one) and in place (`add_`, `sub_`, `mul_`, `div_`, `clamp_`, `masked_fill_`, `zero_`,
-`fill_`, `copy_`, `normal_`, `uniform_`, and `x[index] = value`), with PyTorch's rules for writing into a tensor.
+`fill_`, `copy_`, `normal_`, `uniform_`, `x[index] = value`, and `t += x`, `-=`, `*=`, `/=`), with
+PyTorch's rules for writing into a tensor.
 
 An in-place method writes into the tensor's own array and returns the tensor itself, when no graph
 is being recorded: under `no_grad()` (an optimizer step, an init), or when neither the tensor nor the
@@ -10,9 +11,9 @@ value written requires grad. While a graph is recorded:
   RuntimeError too, saying to write it out of place. PyTorch records such writes and counts versions
   to catch a value that backward still needs; our graph holds tensors by identity, so rewriting one
   would silently change what backward reads. (`h += 1` still works on an intermediate: Python binds
-  the name h to the new result, see Tensor._inplace.)
+  the name h to the new result, see InPlace._inplace.)
 The random ones draw from the library's generator (tinygrad_like/random.py), or from `generator=`.
-Tensor inherits these from `InplaceMixin`.
+The dialect attaches these to Tensor (dialect/__init__.py).
 """
 from __future__ import annotations
 
@@ -75,10 +76,8 @@ def _numpy_generator(generator) -> np.random.Generator:
     return found
 
 
-class InplaceMixin:
+class InPlace:
     """PyTorch's arithmetic methods, and the in-place ones learners write."""
-
-    __slots__ = ()
 
     # ---------------------------------------------------------------- out of place, by name
     def add(self, other, alpha=1) -> Tensor:
@@ -173,3 +172,22 @@ class InplaceMixin:
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill with samples uniform in [a, b) (PyTorch names them from and to)."""
         return self._draw("uniform_", _numpy_generator(generator).uniform(a, b, self.shape))
+
+    # ---------------------------------------------------------------- t op= other
+    def _inplace(self, other, op, name: str):
+        """`t op= other`. With no graph being recorded (under no_grad(), or nothing requires grad) the
+        result is written into t's own array: the same Tensor, the same array, as in PyTorch, so that
+        `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
+        error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name
+        (unlike the named in-place methods, whose result a caller may drop: see above)."""
+        recording = state.grad_enabled and (self.requires_grad or getattr(other, "requires_grad", False))
+        if not recording:
+            return self._update(name, lambda: op(self, other), other)
+        if self.requires_grad and self._ctx is None:
+            raise leaf_error(name)
+        return op(self, other)
+
+    def __iadd__(self, other): return self._inplace(other, type(self).__add__, "+=")
+    def __isub__(self, other): return self._inplace(other, type(self).__sub__, "-=")
+    def __imul__(self, other): return self._inplace(other, type(self).__mul__, "*=")
+    def __itruediv__(self, other): return self._inplace(other, type(self).__truediv__, "/=")

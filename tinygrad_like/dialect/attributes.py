@@ -1,18 +1,15 @@
-"""PyTorch's Tensor attributes and conversions, so that a learner's PyTorch code reads our tensors:
-`size()`, `dim()`, `ndimension()`, `device`, `to(...)`, `cpu()`, `type(...)`, `is_leaf`, `grad_fn`,
-`requires_grad_()`, `retain_grad()` and `mT`.
+"""PyTorch's Tensor attributes, so that a learner's PyTorch code reads our tensors: `size()`, `dim()`,
+`ndimension()`, `device`, `is_leaf`, `grad_fn`, `requires_grad_()`, `retain_grad()` and `mT`.
 
-The engine has one device, the CPU, and one memory: `to("cpu")` and `cpu()` return the tensor itself,
-`to(dtype)` casts (a differentiable Cast, as in PyTorch), and asking for CUDA or MPS says the engine
-runs on the CPU. `size()` returns a `Size` (a tuple, as torch.Size is) and `size(d)` one length; numpy's
-count of entries is `numel()`. Tensor inherits these from `TorchAttributesMixin`.
+The engine has one device, the CPU: `device` is always it, and naming CUDA or MPS says the engine runs
+on the CPU. `size()` returns a `Size` (a tuple, as torch.Size is) and `size(d)` one length; numpy's
+count of entries is `numel()`. A new PyTorch attribute of a Tensor goes here; a conversion (to(), type(),
+long(), ...) goes to conversions.py.
 """
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from tinygrad_like import autograd
 from tinygrad_like.errors import ShapeError
@@ -53,11 +50,6 @@ class Device:
 
 CPU = object.__new__(Device)
 
-# PyTorch's legacy tensor type names, for `type()`
-_TYPE_NAMES = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double", np.dtype(np.float16): "Half",
-               np.dtype(np.int64): "Long", np.dtype(np.int32): "Int", np.dtype(np.int16): "Short",
-               np.dtype(np.int8): "Char", np.dtype(np.uint8): "Byte", np.dtype(bool): "Bool"}
-
 
 def is_device(spec) -> bool:
     """Does `spec` name a device (rather than a dtype)? "cpu", "cuda:0", "mps", a Device."""
@@ -65,21 +57,8 @@ def is_device(spec) -> bool:
                                         ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "vulkan"))
 
 
-def _as_dtype(spec) -> np.dtype:
-    if isinstance(spec, str) and spec.startswith("torch.") and spec.endswith("Tensor"):
-        names = {v: k for k, v in _TYPE_NAMES.items()}
-        if spec[6:-6] in names:
-            return names[spec[6:-6]]
-    try:
-        return np.dtype(spec)
-    except TypeError:
-        raise TypeError(f"{spec!r} is not a dtype the engine knows (bool, integers, float32, float64)") from None
-
-
-class TorchAttributesMixin:
+class Attributes:
     """PyTorch's names for what a tensor is and where it lives."""
-
-    __slots__ = ()
 
     def size(self, dim=None):
         """The shape as a `Size` (a tuple), or with `dim` the length of that one axis (negative counts
@@ -115,34 +94,6 @@ class TorchAttributesMixin:
         if self.ndim < 2:
             raise ShapeError(f"mT: needs a tensor of at least 2 dimensions, got shape {self.shape}")
         return self.transpose(-2, -1)
-
-    def cpu(self) -> Tensor:
-        return self
-
-    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None) -> Tensor:
-        """PyTorch's conversions: to(dtype), to("cpu"), to(device, dtype), to(other) (other's dtype),
-        to(dtype=..., device=...). The same tensor when nothing changes (unless copy=True); a cast is
-        differentiable. Any device but the CPU is an error."""
-        for a in args:
-            if is_device(a):
-                device = a
-            elif isinstance(a, type(self)):                      # another Tensor: its dtype (and device)
-                dtype = a.dtype
-            elif dtype is None:
-                dtype = a
-            else:
-                raise TypeError(f"to: unexpected argument {a!r} (pass a dtype, a device or a tensor)")
-        if device is not None:
-            Device(device)                                       # the CPU, or an error that says so
-        out = self if dtype is None else self.cast(_as_dtype(dtype))
-        return out.clone() if copy and out is self else out
-
-    def type(self, dtype=None):
-        """Without an argument, PyTorch's type name ('torch.FloatTensor'); with a dtype (or a name
-        like 'torch.DoubleTensor'), this tensor cast to it."""
-        if dtype is None:
-            return f"torch.{_TYPE_NAMES.get(self.dtype, str(self.dtype))}Tensor"
-        return self.cast(_as_dtype(dtype))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Ask (or stop asking) for this leaf's gradient, in place; returns the tensor."""

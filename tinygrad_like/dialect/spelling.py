@@ -1,6 +1,7 @@
 """One argument, two spellings: PyTorch's `dim=` / `keepdim=` and numpy's (and tinygrad's) `axis=` /
-`keepdims=`. Every Tensor method that takes an axis is wrapped by `@spellings`, which translates
-the spelling the method does not use into the one it does, once, here, instead of in every method.
+`keepdims=`. The core writes each method with one spelling; `accept_both_spellings(Tensor)` wraps every
+public core method that takes an axis with `spellings`, which translates the spelling the method does
+not use into the one it does, once, here, instead of in every method.
 
     x.sum(dim=1, keepdim=True) == x.sum(axis=1, keepdims=True) == x.sum(1, keepdim=True)
 
@@ -15,6 +16,7 @@ import functools
 import inspect
 
 PAIRS = (("dim", "axis"), ("keepdim", "keepdims"))
+NAMES = {name for pair in PAIRS for name in pair}
 
 
 def spellings(fn):
@@ -49,6 +51,23 @@ def spellings(fn):
         return fn(*args, **kwargs)
 
     return wrapper
+
+
+def accept_both_spellings(cls) -> None:
+    """Wrap every public method of `cls` (and its bases) that takes dim/axis/keepdim/keepdims with
+    `spellings`, in the class that defines it (so Tensor.split stays MovementMixin.split). Run on the
+    core Tensor before the dialect's own methods attach, which spell their arguments as PyTorch does."""
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        owner = next(c for c in cls.__mro__ if name in vars(c))
+        raw = vars(owner)[name]
+        kind = type(raw) if isinstance(raw, (staticmethod, classmethod)) else None
+        fn = raw.__func__ if kind else raw
+        if (not inspect.isfunction(fn) or hasattr(fn, "__wrapped__")
+                or not set(inspect.signature(fn).parameters) & NAMES):
+            continue
+        setattr(owner, name, kind(spellings(fn)) if kind else spellings(fn))
 
 
 def _both(op: str, name: str, alias: str) -> TypeError:
