@@ -140,7 +140,21 @@ def python_blocks() -> list[tuple[str, str]]:
     return [(f"{page.stem}-{i}", code) for page in PAGES for i, code in enumerate(printed_examples.python_blocks(page))]
 
 
+# Examples that make numpy warn on purpose, and the warnings they must give: engine.md's detect_anomaly example
+# takes log 0 and sqrt(-1) to show the op being named (its text says numpy warns too). Any other warning stays loud.
+EXPECTED_WARNINGS = {"with detect_anomaly():": ("divide by zero encountered in log",
+                                                "divide by zero encountered in divide",
+                                                "invalid value encountered in sqrt")}
+
+
 @pytest.mark.parametrize("name, code", python_blocks(), ids=[n for n, _ in python_blocks()])
 def test_example_prints_what_it_promises(name, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    printed_examples.check_prints(code, f"docs block {name}")
+    expected = next((w for marker, w in EXPECTED_WARNINGS.items() if marker in code), ())
+    if not expected:
+        printed_examples.check_prints(code, f"docs block {name}")
+        return
+    with pytest.warns(RuntimeWarning) as caught:
+        printed_examples.check_prints(code, f"docs block {name}")
+    messages = sorted({str(w.message) for w in caught})
+    assert messages == sorted(expected), f"docs block {name} warned {messages}, expected {sorted(expected)}"

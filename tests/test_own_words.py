@@ -61,29 +61,42 @@ def shared_runs(text: str, chapter_runs: set) -> list[str]:
     return sorted({" ".join(w[i:i + RUN]) for i in range(len(w) - RUN + 1) if tuple(w[i:i + RUN]) in chapter_runs})
 
 
-@pytest.fixture(scope="module")
-def chapter_runs() -> set:
-    if not SEEDS.is_dir():
-        pytest.skip(f"the chapters are not beside the repository ({SEEDS} is missing)")
+def chapter_runs_of(folder: Path) -> set:
     found = set()
-    for seed in sorted(SEEDS.glob("*.txt")):
+    for seed in sorted(folder.glob("*.txt")):
         found |= runs(seed.read_text(encoding="utf-8"))
-    assert found, f"no text in {SEEDS}"
+    assert found, f"no text in {folder}"
     return found
 
 
-def test_the_check_finds_a_quote(chapter_runs):
-    """The detector itself: a chapter line, reflowed into a block quote, is found."""
-    seed = sorted(SEEDS.glob("*.txt"))[0]
-    line = max(seed.read_text(encoding="utf-8").splitlines(), key=len)
-    quoted = "> " + "\n> ".join(line[i:i + 60] for i in range(0, len(line), 60))
-    assert shared_runs(quoted, chapter_runs)
-    assert not shared_runs("A transformer stacks blocks; each mixes tokens, then transforms each one.", chapter_runs)
-
-
-@pytest.mark.parametrize("path", our_files(), ids=[str(p.relative_to(ROOT)) for p in our_files()])
-def test_no_chapter_sentence_is_copied(chapter_runs, path):
+def copied_in(path: Path, chapter_runs: set) -> dict[str, list[str]]:
+    """{where in the file: the chapter's word runs it repeats}, empty when the file says everything its own way."""
     texts = (docstrings(path) if path.suffix == ".py" else markdown_cells(path) if path.suffix == ".ipynb"
              else [("text", path.read_text(encoding="utf-8"))])
-    copied = {where: found for where, text in texts if (found := shared_runs(text, chapter_runs))}
-    assert not copied, f"{path.relative_to(ROOT)} repeats a chapter word for word (say it in our own words): {copied}"
+    return {where: found for where, text in texts if (found := shared_runs(text, chapter_runs))}
+
+
+def test_the_check_finds_a_quote(tmp_path):
+    """The detector itself, on a made-up chapter: a chapter line reflowed into a block quote is found, in a
+    Markdown file and in a docstring; the same idea in other words is not."""
+    line = ("Each attention head compares the query of one token with the keys of all earlier tokens and then "
+            "mixes their values by the resulting weights, so that information flows between positions.")
+    (tmp_path / "chapter.txt").write_text("A heading\n\n" + line + "\n")
+    chapter = chapter_runs_of(tmp_path)
+    quoted = "> " + "\n> ".join(line[i:i + 60] for i in range(0, len(line), 60))
+    (tmp_path / "page.md").write_text("# Attention\n\n" + quoted + "\n")
+    (tmp_path / "code.py").write_text(f'def attend():\n    """{line.upper()}"""\n')
+    (tmp_path / "fine.md").write_text("A head scores a token against the earlier ones and averages what they hold.\n")
+    assert list(copied_in(tmp_path / "page.md", chapter)) == ["text"]
+    assert list(copied_in(tmp_path / "code.py", chapter)) == ["attend"]
+    assert copied_in(tmp_path / "fine.md", chapter) == {}
+
+
+def test_no_chapter_sentence_is_copied():
+    """Every document, notebook and docstring, in one test: one skip, with its reason, where no chapters are."""
+    if not SEEDS.is_dir():
+        pytest.skip(f"the textbook chapters are not beside the repository ({SEEDS} is missing), so there is "
+                    "nothing to compare our documents with")
+    chapter_runs = chapter_runs_of(SEEDS)
+    copied = {str(path.relative_to(ROOT)): found for path in our_files() if (found := copied_in(path, chapter_runs))}
+    assert not copied, f"these files repeat a chapter word for word (say it in our own words): {copied}"
