@@ -220,17 +220,18 @@ def hold_interrupt():
 # ---------------------------------------------------------------- progress: a bar on a terminal, lines otherwise
 
 class BarProgress:
-    """tqdm bar: step, train loss (moving average, weight 0.1 on the newest batch), last val loss,
-    tokens/s; tqdm adds the elapsed time and the time left."""
+    """tqdm bar: step, train loss (moving average, weight 0.1 on the newest batch), the last val loss with
+    the step it was measured at, tokens/s; tqdm adds the elapsed time and the time left."""
 
     def __init__(self, start: int, total: int):
         from tqdm import tqdm
         self.bar = tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stdout)
         self.avg = None
 
-    def update(self, step, loss, val, tok_s):
+    def update(self, step, loss, last_eval, tok_s):
+        """`last_eval`: the newest [step, train loss, val loss] of the history, or None before the first."""
         self.avg = loss if self.avg is None else 0.9 * self.avg + 0.1 * loss
-        val_text = f"{val:.3f}" if val is not None else "-"
+        val_text = f"{last_eval[2]:.3f} (step {last_eval[0]})" if last_eval else "-"
         self.bar.set_postfix_str(f"loss {self.avg:.3f} | val {val_text} | {tok_s:,.0f} tok/s", refresh=False)
         self.bar.update(step - self.bar.n)
 
@@ -239,23 +240,27 @@ class BarProgress:
 
 
 class LineProgress:
-    """One plain line every `interval` steps (and whenever a new validation loss is measured):
-    step N/total | loss X | val Y | tok/s Z | eta M:SS. `loss` is the mean over the steps since the last line."""
+    """One plain line every `interval` steps and at every step whose validation loss was measured:
+    step N/total | loss X | tok/s Z | eta M:SS, with `| val Y` after the loss only on the lines of a step
+    that was evaluated (a value repeated on the lines between would read as a curve that stopped).
+    `loss` is the mean over the steps since the last line."""
 
-    def __init__(self, start: int, total: int, interval: int, val: float | None):
-        self.total, self.interval, self.losses, self.shown_val = total, interval, [], val
+    def __init__(self, start: int, total: int, interval: int):
+        self.total, self.interval, self.losses = total, interval, []
         self.t0, self.start = time.perf_counter(), start
 
-    def update(self, step, loss, val, tok_s):
+    def update(self, step, loss, last_eval, tok_s):
+        """`last_eval`: the newest [step, train loss, val loss] of the history, or None before the first."""
         self.losses.append(loss)
-        if step % self.interval and step != self.total and val == self.shown_val:
+        evaluated = last_eval is not None and last_eval[0] == step
+        if step % self.interval and step != self.total and not evaluated:
             return
         done = step - self.start
         eta = (time.perf_counter() - self.t0) / done * (self.total - step) if done else 0.0
-        val_text = f"{val:.4f}" if val is not None else "-"
-        print(f"step {step}/{self.total} | loss {np.mean(self.losses):.4f} | val {val_text} | "
+        val_text = f" | val {last_eval[2]:.4f}" if evaluated else ""
+        print(f"step {step}/{self.total} | loss {np.mean(self.losses):.4f}{val_text} | "
               f"tok/s {tok_s:.0f} | eta {_duration(eta)}", flush=True)
-        self.losses, self.shown_val = [], val
+        self.losses = []
 
     def close(self):
         pass
@@ -316,7 +321,7 @@ class Run:
         s = self.settings
         interval = s["log_interval"] or max(1, s["eval_interval"] // 4)
         self.progress = BarProgress(self.step, s["steps"]) if sys.stdout.isatty() else \
-            LineProgress(self.step, s["steps"], interval, self.last_val)
+            LineProgress(self.step, s["steps"], interval)
 
     def stepped(self, loss: float):
         """Called inside hold_interrupt once the update is applied: the step is whole."""
@@ -327,7 +332,8 @@ class Run:
     def log(self, loss: float, tokens: int, seconds: float):
         """Count a step's tokens and time (evaluation excluded) and show the progress."""
         self.tokens, self.seconds = self.tokens + tokens, self.seconds + seconds
-        self.progress.update(self.step, loss, self.last_val, self.tokens / self.seconds)
+        last_eval = self.history["eval"][-1] if self.history["eval"] else None
+        self.progress.update(self.step, loss, last_eval, self.tokens / self.seconds)
 
     def save(self):
         save_checkpoint(self.out, self.model, self.optimizer, self.step, self.history)

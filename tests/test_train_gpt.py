@@ -107,11 +107,18 @@ def test_summary_has_every_key_with_finite_losses(tiny_run):
 
 
 def test_plain_log_lines_when_stdout_is_not_a_terminal(tmp_path, capsys):
-    run(tmp_path, "--log-interval", "2")
+    summary = run(tmp_path, "--log-interval", "2")   # evaluated at steps 0, 3 and 6
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
-    pattern = re.compile(r"step (\d+)/6 \| loss \d+\.\d{4} \| val (\d+\.\d{4}|-) \| tok/s \d+ \| eta \d+:\d\d")
+    pattern = re.compile(r"step (\d+)/6 \| loss \d+\.\d{4}( \| val (\d+\.\d{4}))? \| tok/s \d+ \| eta \d+:\d\d")
     assert all(pattern.fullmatch(line) for line in lines), lines
-    assert [int(pattern.fullmatch(line).group(1)) for line in lines] == [2, 3, 4, 6]  # every 2, and evals
+    matches = [pattern.fullmatch(line) for line in lines]
+    assert [int(m[1]) for m in matches] == [2, 3, 4, 6]  # every 2, and evals
+    # val only where it was measured, never carried over to the lines between evaluations
+    assert [int(m[1]) for m in matches if m[2]] == [3, 6]
+    history = json.loads(checkpoint_meta(tmp_path / "ckpt.safetensors")["extra"])["history"]
+    measured = {step: round(val, 4) for step, _, val in history["eval"]}
+    assert {int(m[1]): float(m[3]) for m in matches if m[2]} == {3: measured[3], 6: measured[6]}
+    assert measured[6] == round(summary["val_loss"], 4)
     assert "\r" not in "".join(lines)
 
 
