@@ -1,13 +1,15 @@
-"""Write the README's performance tables from the benchmarks' results files.
+"""Write the performance tables of docs/performance.md, and the README's summary of them, from the
+benchmarks' results files.
 
-    python benchmarks/report.py            # rewrite every generated part of README.md
-    python benchmarks/report.py --check    # exit status 1 if README.md differs from what the files give
+    python benchmarks/report.py            # rewrite every generated part of docs/performance.md and README.md
+    python benchmarks/report.py --check    # exit status 1 if either differs from what the files give
 
-Each generated part of the README sits between two marker comments naming a benchmark,
-`<!-- report:bench_train -->` and `<!-- /report:bench_train -->`, and is rendered from
-benchmarks/results/bench_train.json (written by `python benchmarks/bench_train.py`, see
-benchmarks/record.py): the command, the date, the machine line with its load, and the figures. Text
-outside the markers is left as it is. tests/test_report.py checks that the README matches the files.
+Each generated part sits between two marker comments naming a benchmark, `<!-- report:bench_train -->`
+and `<!-- /report:bench_train -->`, and is rendered from benchmarks/results/bench_train.json (written by
+`python benchmarks/bench_train.py`, see benchmarks/record.py): the command, the date, the machine line
+with its load, and the figures. The README's `<!-- report:summary -->` part takes a few headline rows
+from several files. Text outside the markers is left as it is. tests/test_report.py checks that both
+pages match the files.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from bench_kernels import SHAPES  # noqa: E402
 from bench_train import CONFIGS  # noqa: E402
 
 README = HERE.parent / "README.md"
+PERFORMANCE = HERE.parent / "docs" / "performance.md"
+PAGES = (PERFORMANCE, README)  # the full tables; the front page's summary of them
 BLOCK = re.compile(r"(<!-- report:(\w+) -->\n)(.*?)(<!-- /report:\2 -->)", re.S)
 
 
@@ -218,6 +222,41 @@ def bench_facade(data: dict) -> str:
                            + table(["", "PyTorch", "engine via tinygrad_like.torch", "engine / PyTorch"], rows))
 
 
+# ---------------------------------------------------------------- the README's summary
+
+def identity(machine: str) -> str:
+    """The part of a machine line that names the machine and its software (CPU, cores, cache, numpy, BLAS),
+    without what each run measured on it (matmul peak, bandwidth, load)."""
+    return " | ".join(machine.split(" | ")[:2])
+
+
+def summary(folder: Path = None) -> str:
+    """A few headline rows for the README: the main job, a training step of the small GPT on every core, and a
+    PyTorch script through the facade, each ours against PyTorch's, with the date and load each was measured
+    at, then the machine line they share (or each one's, if they ran on different machines)."""
+    folder = folder or record.RESULTS
+    job, train, facade = (record.load(name, folder) for name in ("train_gpt_torch", "bench_train", "bench_facade"))
+    rows = []
+    ours, theirs = job["runs"]["tinygrad_like"], job["runs"]["PyTorch"]
+    rows.append((job, f"the main job, {ours['steps']} steps, start to end (ours also samples and draws after training)",
+                 f"{ours['wall_time_s']:.0f} s", f"{theirs['wall_time_s']:.0f} s",
+                 ratio(ours["wall_time_s"], theirs["wall_time_s"])))
+    last = list(train["runs"].values())[-1]["small"]
+    cfg, pool = CONFIGS["small"], last["ours"]["threads"].split(",")[0]
+    fused = last.get("torch-fused", {}).get("ms")
+    rows.append((train, f"one training step of the small GPT ({cfg['n_layer']} layers, {cfg['n_embd']} wide, batch "
+                        f"{cfg['batch']}×{cfg['block_size']}), {pool} threads; PyTorch's fused attention",
+                 f"{ms(last['ours']['ms'])} ms", f"{ms(fused)} ms" if fused else "-", ratio(last["ours"]["ms"], fused)))
+    f = next(iter(facade["runs"].values()))
+    rows.append((facade, "one training step of a PyTorch script (`gpt_char.py`) run through `tinygrad_like.torch`",
+                 f"{ms(f['median_engine_ms'])} ms", f"{ms(f['median_torch_ms'])} ms", f"{f['ratio']:.2f}"))
+    body = table(["", "tinygrad_like", "PyTorch", "our time / PyTorch's", "measured"],
+                 [[label, a, b, r, f"{data['date'][:10]}, load {data['load']:.2f} on {data['cores']} cores"]
+                  for data, label, a, b, r in rows])
+    machines = sorted({identity(data["machine"]) for data, *_ in rows})
+    return body + "\n```\n" + "\n".join(machines) + "\n```\n"
+
+
 RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_kernels, bench_threads, bench_generate,
                                   train_gpt_torch, bench_facade, bench_revisions)}
 RENDER["bench_train_defaults"], RENDER["bench_train_defaults_numpy"] = bench_train_defaults, bench_train_defaults
@@ -227,25 +266,31 @@ def regenerate(text: str, folder: Path = record.RESULTS) -> str:
     """`text` with every marked part rendered afresh from the results files in `folder`."""
     def render(m):
         name = m[2]
+        if name == "summary":
+            return m[1] + summary(folder) + m[4]
         if name not in RENDER:
-            raise KeyError(f"report: the README marks '{name}', which is not a benchmark ({sorted(RENDER)})")
+            raise KeyError(f"report: a page marks '{name}', which is not a benchmark ({sorted(RENDER)} or summary)")
         return m[1] + RENDER[name](record.load(name, folder)) + m[4]
     return BLOCK.sub(render, text)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="only say whether README.md is current")
+    ap.add_argument("--check", action="store_true", help="only say whether the pages are current")
     args = ap.parse_args(argv)
-    text = README.read_text()
-    new = regenerate(text)
-    if args.check:
-        print("README.md matches the results" if new == text else "README.md differs from the results: "
-              "python benchmarks/report.py")
-        return int(new != text)
-    record.write_atomic(README, new)
-    print(f"wrote {README} ({len(BLOCK.findall(new))} generated parts)")
-    return 0
+    stale = 0
+    for page in PAGES:
+        text = page.read_text()
+        new = regenerate(text)
+        name = page.relative_to(HERE.parent)
+        if args.check:
+            print(f"{name} matches the results" if new == text else f"{name} differs from the results: "
+                  "python benchmarks/report.py")
+            stale += new != text
+        else:
+            record.write_atomic(page, new)
+            print(f"wrote {name} ({len(BLOCK.findall(new))} generated parts)")
+    return int(stale > 0)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ BPE-512 and 1.23 with BPE-1024; a BPE token carries about 2.9 characters, so a 6
 about 190 characters of context. 800 steps are about 11 passes over the 143k training tokens, so the
 train loss falls well below validation (2.56 against 3.52). Dropout 0.1 gained 0.01 nats, so it stays
 off. The run's time and speed, and PyTorch's on the same batches (benchmarks/train_gpt_torch.py), are
-benchmark results: README, Performance.
+benchmark results: docs/performance.md.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The README's performance tables are the stored benchmark results: benchmarks/report.py, run in memory
-on today's README and benchmarks/results/*.json, changes nothing. Also: results files are complete, and
-the renderers put the stored numbers in the cells by hand-checked examples."""
+"""The performance tables (docs/performance.md) and the README's summary of them are the stored benchmark
+results: benchmarks/report.py, run in memory on today's pages and benchmarks/results/*.json, changes nothing.
+Also: results files are complete, and the renderers put the stored numbers in the cells by hand-checked
+examples."""
 import importlib.util
 import json
 import re
@@ -12,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 README = ROOT / "README.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
 
 
 def load(name):
@@ -27,14 +29,22 @@ report = load("report")
 record = load("record")
 
 
-def test_readme_matches_the_stored_results():
-    text = README.read_text()
-    assert report.regenerate(text) == text, "the README is stale: python benchmarks/report.py"
+@pytest.mark.parametrize("page", [PERFORMANCE, README], ids=["docs/performance.md", "README.md"])
+def test_the_page_matches_the_stored_results(page):
+    text = page.read_text()
+    assert report.regenerate(text) == text, f"{page.name} is stale: python benchmarks/report.py"
+    assert report.PAGES == (PERFORMANCE, README)
+
+
+def test_the_readme_shows_a_summary_and_the_full_tables_live_in_the_docs():
+    readme = README.read_text()
+    assert "<!-- report:summary -->\n" in readme and "<!-- report:bench_" not in readme
+    assert "(docs/performance.md)" in readme
 
 
 @pytest.mark.parametrize("name", sorted(report.RENDER))
 def test_every_benchmark_has_a_marked_part_and_a_complete_results_file(name):
-    text = README.read_text()
+    text = PERFORMANCE.read_text()
     assert f"<!-- report:{name} -->\n" in text and f"<!-- /report:{name} -->" in text
     data = json.loads((BENCHMARKS / "results" / f"{name}.json").read_text())
     script = "bench_train" if name.startswith("bench_train") else name      # bench_train_defaults*: --defaults
@@ -77,3 +87,24 @@ def test_save_writes_the_file_whole_and_load_reads_it(tmp_path, monkeypatch):
     assert path == tmp_path / "bench_generate.json" and [p.name for p in tmp_path.iterdir()] == [path.name]
     assert data["command"] == "python benchmarks/bench_generate.py --repeats 2" and data["load"] == 1.25
     assert data["runs"][""][0]["cache_ms"] == 0.25
+
+
+def test_summary_by_hand(tmp_path):
+    """The README's headline rows: the main job's wall times, the small GPT's step on the last thread setting
+    against PyTorch's fused attention, the facade's medians; one machine line when all ran on one machine."""
+    job = fake("train_gpt_torch", {"tinygrad_like": dict(wall_time_s=108.04, steps=800),
+                                   "PyTorch": dict(wall_time_s=113.7)}, load=1.5)
+    job["machine"] = "machine: CPU X, 2 cores | numpy 2 | matmul f32 1024² 100 GFLOP/s | load 1.50"
+    train = fake("bench_train", {"1 threads": {"small": dict(ours=dict(ms=999.0, threads="1, BLAS 1"))},
+                                 "2 threads": {"small": dict(ours=dict(ms=150.0, threads="2, BLAS 1"),
+                                                             **{"torch-fused": dict(ms=120.0)})}})
+    train["machine"] = "machine: CPU X, 2 cores | numpy 2 | matmul f32 1024² 90 GFLOP/s | load 0.10"
+    facade = fake("bench_facade", {"": dict(median_engine_ms=16.0, median_torch_ms=12.5, ratio=1.28)})
+    facade["machine"] = "machine: CPU X, 2 cores | numpy 2 | matmul f32 1024² 95 GFLOP/s | load 0.10"
+    for data in (job, train, facade):
+        (tmp_path / f"{data['benchmark']}.json").write_text(json.dumps(data))
+    text = report.summary(tmp_path)
+    assert "| 108 s | 114 s | 0.95 | 2026-01-02, load 1.50 on 2 cores |" in text
+    assert "2 threads; PyTorch's fused attention | 150.0 ms | 120.0 ms | 1.25 |" in text and "999" not in text
+    assert "| 16.00 ms | 12.50 ms | 1.28 |" in text
+    assert text.endswith("```\nmachine: CPU X, 2 cores | numpy 2\n```\n")

@@ -1,6 +1,6 @@
 """tinygrad_like.torch without PyTorch: the namespace, refusals, creation and random draws, grad mode,
 save/load, the data loader, the runner and install(), the drawing of a PyTorch-style model, and the
-README's names table (generated from the facade, so it cannot go stale)."""
+names table in docs/pytorch.md (generated from the facade, so it cannot go stale)."""
 import io
 import pathlib
 import subprocess
@@ -46,9 +46,9 @@ def test_cuda_and_mps_say_the_engine_runs_on_the_cpu():
         torch.device("cuda:1")
 
 
-def test_readme_table_is_generated_from_the_facade():
-    readme = (ROOT / "README.md").read_text()
-    assert _names.names_table() in readme, "README's names table is stale: paste _names.names_table()"
+def test_the_names_table_in_the_docs_is_generated_from_the_facade():
+    page = (ROOT / "docs" / "pytorch.md").read_text()
+    assert _names.names_table() in page, "docs/pytorch.md's names table is stale: paste _names.names_table()"
 
 
 def test_every_listed_name_exists_and_every_refused_name_is_refused():

@@ -1,5 +1,5 @@
-"""The facade's supported and refused names, as the README's table shows them (tests/test_torch_facade_names.py
-checks that the README holds exactly what `names_table()` prints, so the table cannot go stale)."""
+"""The facade's supported and refused names, as docs/pytorch.md's table shows them (tests/test_torch_facade.py
+checks that the page holds exactly what `names_table()` prints, so the table cannot go stale)."""
 from __future__ import annotations
 
 import importlib
@@ -29,7 +29,7 @@ def _is_module(module, name: str) -> bool:
 
 
 def names_table() -> str:
-    """The README's markdown: one row per module with its supported names, then the refused names."""
+    """docs/pytorch.md's markdown: one row per module with its supported names, then the refused names."""
     lines = ["| module | names |", "|---|---|"]
     for module, names in supported_names().items():
         lines.append(f"| `{module}` | " + ", ".join(f"`{n}`" for n in names) + " |")

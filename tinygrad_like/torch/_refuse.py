@@ -6,7 +6,7 @@ and `getattr(torch, "compile", None)`, which scripts use to probe features, stil
 """
 from __future__ import annotations
 
-# Names scripts commonly reach for, with why the engine has none (shown in the message and in the README).
+# Names scripts commonly reach for, with why the engine has none (shown in the message and in docs/pytorch.md).
 REFUSED = {
     "torch.compile": "the engine runs every op eagerly in numpy; there is no compiler",
     "torch.jit": "no TorchScript: models are plain Python here",
@@ -42,7 +42,7 @@ def refuse(qualified: str) -> NotInEngine:
     """The error for a missing name, e.g. refuse("torch.fft") (raise it)."""
     why = REFUSED.get(qualified)
     return NotInEngine(f"tinygrad_like.torch has no {qualified}" + (f" ({why})" if why else "")
-                       + ": the engine does not provide it. See the README section 'Bring your PyTorch code'.")
+                       + ": the engine does not provide it. See docs/pytorch.md.")
 
 
 def module_getattr(prefix: str):
