@@ -242,7 +242,7 @@ def test_a_freed_graph_keeps_small_values_as_copies_that_pin_nothing():
 
 
 def test_the_walk_takes_tensors_newest_first_and_each_after_all_its_users():
-    """backprop walks tensors in the reverse of the order they were made (Tensor._seq): every tensor
+    """backprop walks tensors in the reverse of the order they were made (Tensor._tape_index): every tensor
     after all the tensors computed from it, whatever order the graph's edges list them in."""
     from tinygrad_like.autograd import backprop
     x = Tensor([1.0, 2.0], requires_grad=True, name="x")
@@ -259,7 +259,7 @@ def test_the_walk_takes_tensors_newest_first_and_each_after_all_its_users():
 def test_a_deep_copy_shares_creation_numbers_and_still_backprops():
     import copy
     x = Tensor([1.0, 2.0], requires_grad=True)
-    y = copy.deepcopy(x)             # the same _seq as x: ties between them are broken by id
+    y = copy.deepcopy(x)             # the same _tape_index as x: ties between them are broken by id
     (x * y + y * 3.0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(y.grad.numpy(), [4.0, 5.0])

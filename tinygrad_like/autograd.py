@@ -1,7 +1,7 @@
 """Reverse-mode autodiff: walk the graph from the loss back to the leaves, newest tensor first, applying
 each op's backward rule.
 
-Every Tensor gets a number when it is made (`Tensor._seq`, from one counter), and a tensor is always
+Every Tensor gets a number when it is made (`Tensor._tape_index`, from one counter), and a tensor is always
 made after the tensors it is computed from. So walking tensors from the highest number down reaches each
 one after every tensor computed from it, which is when its gradient is complete: the forward pass played
 backwards, like a tape (PyTorch's engine orders its nodes by such a sequence number too). The walk keeps
@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import heapq
 import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tinygrad_like.function import check_finite, state
+
+if TYPE_CHECKING:
+    from tinygrad_like.tensor import Tensor
 
 _retained: dict = {}   # {id(t): weak reference to t}, the intermediates whose .grad is kept (retain_grad)
 
@@ -39,9 +45,9 @@ def _is_retained(node) -> bool:
 def _keep_grad(node, g, create_graph: bool) -> None:
     """Accumulate g into the .grad of a retained intermediate, as backprop does for a leaf."""
     if node.grad is None:
-        node.grad = g if create_graph else type(g)._make(g._data.copy(), None)
+        node.grad = g if create_graph else type(g)._result(g._data.copy(), None)
     else:
-        node.grad = node.grad + g if create_graph else type(g)._make(node.grad._data + g._data, None)
+        node.grad = node.grad + g if create_graph else type(g)._result(node.grad._data + g._data, None)
 
 
 def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, on_step=None) -> dict:
@@ -93,13 +99,13 @@ class Walk:
             g = g.cast(t.dtype)
         if t not in grads:
             grads[t] = g
-            heapq.heappush(ready, (-t._seq, -id(t), t))   # _walk_key(t), written out: once per edge
+            heapq.heappush(ready, (-t._tape_index, -id(t), t))   # _walk_key(t), written out: once per edge
         elif g is None:
             pass
         elif grads[t] is None:
             grads[t] = g
         else:
-            grads[t] = grads[t] + g if self.create_graph else type(g)._make(grads[t]._data + g._data, None)
+            grads[t] = grads[t] + g if self.create_graph else type(g)._result(grads[t]._data + g._data, None)
 
     def rule(self, node, g):
         """(parent, gradient) for each parent of node, from node's backward rule (None where none). The
@@ -146,12 +152,12 @@ class Walk:
             # .grad must be an array of its own (optimizers update it in place): g is copied when it is a
             # view (of a broadcast, a reshape, ...) or was already handed out; a fresh result is kept.
             own = g not in self.handed_out and g._data.flags.owndata and g._data.flags.writeable
-            node.grad = g if own or self.create_graph else type(g)._make(g._data.copy(), None)
+            node.grad = g if own or self.create_graph else type(g)._result(g._data.copy(), None)
             self.handed_out.add(g)
         elif self.create_graph:
             node.grad = node.grad + g
         else:
-            node.grad = type(g)._make(node.grad._data + g._data, None)
+            node.grad = type(g)._result(node.grad._data + g._data, None)
         if self.retain:
             node._last_grad = g.data      # kept for draw_graph(show_grads=True)
         if self.on_step is not None:
@@ -160,7 +166,7 @@ class Walk:
 
 def toposort(roots) -> list:
     """Every tensor reachable from `roots` through tensors that require grad, oldest first: the reverse
-    of the order backprop walks them in (which backprop finds as it goes, from Tensor._seq; the tests
+    of the order backprop walks them in (which backprop finds as it goes, from Tensor._tape_index; the tests
     check the two agree). An error if backward already freed the op of one of them."""
     found, stack = set(), list(roots)
     while stack:                                   # an explicit stack: a chain of 100,000 ops needs no recursion
@@ -177,7 +183,7 @@ def toposort(roots) -> list:
 
 def _walk_key(t) -> tuple:
     """Newest first; a copy of a tensor (copy.deepcopy) keeps its number, so id() breaks the tie."""
-    return (-t._seq, -id(t))
+    return (-t._tape_index, -id(t))
 
 
 def _freed_error(ctx) -> None:
@@ -194,3 +200,42 @@ def _unchecked_backward(ctx, g, node):
         return ctx.backward(g, node)
     finally:
         state.detect_anomaly = True
+
+
+def seed(out: Tensor, g, op: str, argument: str) -> Tensor:
+    """The gradient the walk starts from at `out`: g as a Tensor of out's shape, or 1 for a one-element out."""
+    if not out.requires_grad:
+        raise RuntimeError(f"{op}: this tensor does not require grad (no input had requires_grad=True, "
+                           "or it was computed under no_grad())")
+    if g is None:
+        if out.data.size != 1:
+            raise RuntimeError(f"{op}: output of shape {out.shape} is not a scalar; reduce it first "
+                               f"(e.g. .sum()) or pass {argument}= with the same shape")
+        return out._result(np.ones_like(out.data), None)
+    g = g if hasattr(g, "_ctx") else out._result(np.asarray(g, dtype=out.dtype), None)   # a Tensor, or an array
+    if g.shape != out.shape:
+        raise ValueError(f"{op}: gradient of shape {g.shape} does not match output of shape {out.shape}")
+    return g
+
+
+def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, allow_unused=False):
+    """d(outputs)/d(inputs) as a list of Tensors, leaving every `.grad` untouched.
+
+    outputs, inputs: a Tensor or a sequence of them. With allow_unused, an input the outputs do not
+    depend on gets None; otherwise that is an error.
+    """
+    outputs = [outputs] if hasattr(outputs, "_ctx") else list(outputs)
+    inputs = [inputs] if hasattr(inputs, "_ctx") else list(inputs)
+    if grad_outputs is None or hasattr(grad_outputs, "_ctx"):
+        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
+    seeds = [seed(out, g, "grad", "grad_outputs") for out, g in zip(outputs, grad_outputs)]
+    retain = create_graph if retain_graph is None else retain_graph
+    found = backprop(outputs, seeds, retain_graph=retain, create_graph=create_graph, inputs=inputs)
+    result = []
+    for i, t in enumerate(inputs):
+        g = found.get(t)
+        if g is None and not allow_unused:
+            raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not used to compute the outputs; "
+                               "pass allow_unused=True to get None for it")
+        result.append(g)
+    return result

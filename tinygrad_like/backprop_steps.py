@@ -122,7 +122,7 @@ def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | 
         frame["waiting"] = [(wk, show(s), n) for wk, (s, n) in waiting.items()]
         frames.append(frame)
 
-    seed = Tensor._make(np.ones_like(loss.data), None)
+    seed = Tensor._result(np.ones_like(loss.data), None)
     backprop([loss], [seed], retain_graph=retain_graph, on_step=on_step)
     svg = _svg(nodes, edges, [f["node"] for f in frames], key(loss))
     page = _page(title or "Stepping through backprop", frames, svg, initial, nodes)

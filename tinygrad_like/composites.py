@@ -152,7 +152,7 @@ def attention_softmax(scores: Tensor) -> Tensor:
     dead = np.isneginf(scores.data).all(-1, keepdims=True)
     if not dead.any():
         return scores.softmax(-1)
-    dead = scores._make(dead, None)
+    dead = scores._result(dead, None)
     return dead.where(0.0, dead.where(0.0, scores).softmax(-1))
 
 
@@ -321,7 +321,7 @@ class CompositeMixin:
         if bad.size:
             raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
         if reduction == "none":                                                   # 0 at ignored positions
-            keep = type(self)._make(flat != ignore_index, None)
+            keep = type(self)._result(flat != ignore_index, None)
             every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
             return keep.where(every, 0.0).reshape(targets.shape)
         picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
@@ -338,7 +338,7 @@ class CompositeMixin:
         if not 0 <= p < 1:
             raise ValueError(f"dropout: p must be in [0, 1), got {p}")
         keep = _random.rng().random(self.shape) >= p
-        return self * self._make((keep / (1 - p)).astype(self.dtype), None)
+        return self * self._result((keep / (1 - p)).astype(self.dtype), None)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False,
                                      enable_gqa=False):

@@ -1,5 +1,6 @@
-"""Making tensors the way PyTorch tutorials do: `zeros_like`, `full_like`, `randint`, `linspace`,
-`eye(n, m)`, `one_hot`, and the triangle masks `tril`/`triu`.
+"""Making tensors: `Tensor.zeros`, `ones`, `full`, `randn`, `rand`, `uniform`, `arange`, `empty`,
+`randint`, `linspace`, `eye(n, m)`, the `_like` forms, `one_hot`, the triangle masks `tril`/`triu`, and
+`manual_seed` for the random ones.
 
 Tensor inherits these methods from `CreationMixin`; they make tensors of the class they are called on
 (`type(self)`), so this module needs no import of tensor.py. New tensors are leaves: no gradient flows into them, except
@@ -33,9 +34,49 @@ def _triangle(self: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
 
 
 class CreationMixin:
-    """Tensor's methods that make new tensors: zeros_like, randint, eye, tril, one_hot, ..."""
+    """Tensor's methods that make new tensors: zeros, randn, arange, zeros_like, eye, tril, one_hot, ..."""
 
     __slots__ = ()
+
+    @staticmethod
+    def manual_seed(seed: int) -> None:
+        """Seed the library's one random generator: randn, rand, uniform, dropout and sampling."""
+        _random.manual_seed(seed)
+
+    @classmethod
+    def zeros(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(np.zeros(shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def ones(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(np.ones(shape_args(shape), dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def full(cls, shape, value, dtype=np.float32, requires_grad=False):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return cls(np.full(shape, value, dtype=dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def randn(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(_random.rng().standard_normal(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def rand(cls, *shape, dtype=np.float32, requires_grad=False):
+        return cls(_random.rng().random(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+
+    @classmethod
+    def uniform(cls, *shape, low=0.0, high=1.0, dtype=np.float32, requires_grad=False):
+        data = _random.rng().uniform(low, high, shape_args(shape)).astype(dtype)
+        return cls(data, requires_grad=requires_grad)
+
+    @classmethod
+    def arange(cls, start, stop=None, step=1, dtype=None, requires_grad=False):
+        """Like range(): integers when every argument is an int, float32 otherwise."""
+        if stop is None:
+            start, stop = 0, start
+        if dtype is None:
+            dtype = np.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else np.float32
+        return cls(np.arange(start, stop, step, dtype=dtype), requires_grad=requires_grad)
 
     def zeros_like(self, dtype=None, requires_grad=False) -> Tensor:
         """Zeros of self's shape, and of self's dtype unless `dtype` is given."""

@@ -19,6 +19,11 @@ BOOL, INT64, DEFAULT_FLOAT = np.dtype(bool), np.dtype(np.int64), np.dtype(np.flo
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
+def as_dtype(dtype) -> np.dtype | None:
+    """A dtype argument as numpy's dtype; None stays None (the data decides)."""
+    return None if dtype is None else np.dtype(dtype)
+
+
 def category(dtype: np.dtype) -> int:
     """0 bool, 1 integer, 2 floating."""
     try:

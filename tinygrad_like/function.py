@@ -120,7 +120,7 @@ class Function:
     def backward(self, grad, out):
         raise NotImplementedError
 
-    make_tensor = None  # Tensor._make, set by tensor.py (which imports this module)
+    make_tensor = None  # Tensor._result, set by tensor.py (which imports this module)
 
     @classmethod
     def apply(cls, *parents, **kwargs):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinygrad_like.tensor import Tensor, grad
+from tinygrad_like.autograd import grad
+from tinygrad_like.tensor import Tensor
 
 
 class GradcheckError(AssertionError):

@@ -95,7 +95,7 @@ class _Opener:
         for member in _members(out, {id(s) for s in stand_ins}):
             self.box_of[_key(member)] = box
         if self.show_grads and t._last_grad is not None:  # the gradient that reached the fused op, via its composite
-            backprop([out], [Tensor._make(t._last_grad, None)], retain_graph=True,
+            backprop([out], [Tensor._result(t._last_grad, None)], retain_graph=True,
                      inputs=[s for s in stand_ins if s.requires_grad])
         return out
 
@@ -103,7 +103,7 @@ class _Opener:
 def _stand_in(p: Tensor, direction: str) -> Tensor:
     """A leaf holding p's array. In a forward drawing it requires grad even where p does not, so that
     every op of the composite is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
-    s = Tensor._make(p.data, None)
+    s = Tensor._result(p.data, None)
     s.requires_grad = p.requires_grad or direction == "forward" and p.dtype.kind == "f"
     s.name, s.scope = p.name, p.scope
     return s

@@ -3,7 +3,7 @@ flip, roll, pad, clone, numel.
 
 All are composed from the movement primitives (reshape, expand, getitem, cat), so their gradients
 route each output entry's gradient back to the entry it came from. Movement ops take `dim` as
-PyTorch does, and numpy's `axis=` too (`@spellings`). Tensor inherits them from `MovementMixin`.
+PyTorch does, and numpy's `axis=` too (the PyTorch dialect's spelling.py). Tensor inherits them from `MovementMixin`.
 """
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ class MovementMixin:
             pieces = []
             for amount in (max(before, 0), max(after, 0)):
                 shape = out.shape[:d] + (amount,) + out.shape[d + 1:]
-                pieces.append(self._make(np.full(shape, value, dtype=self.dtype), None) if amount else None)
+                pieces.append(self._result(np.full(shape, value, dtype=self.dtype), None) if amount else None)
             out = self.cat([p for p in (pieces[0], out, pieces[1]) if p is not None], dim=d)
         return out
 
@@ -147,3 +147,42 @@ class MovementMixin:
     def numel(self) -> int:
         """The number of entries (numpy's .size; PyTorch's size() is the shape)."""
         return self.data.size
+
+    def view(self, *shape): return self.reshape(*shape)
+
+    def transpose(self, dim0=-2, dim1=-1):
+        dim0, dim1 = self._dim(dim0, "transpose"), self._dim(dim1, "transpose")
+        order = list(range(self.ndim))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        return self.permute(*order)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Axes start_dim..end_dim (both included) merged into one: (2, 3, 4).flatten(1) is (2, 12)."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = self._dim(start_dim, "flatten"), self._dim(end_dim, "flatten")
+        return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
+
+    def unsqueeze(self, dim):
+        dim = self._dim(dim, "unsqueeze", extra=1)
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dim = self._dim(dim, "squeeze")
+        if self.shape[dim] != 1:
+            return self
+        return self.reshape(self.shape[:dim] + self.shape[dim + 1:])
+
+    @staticmethod
+    def stack(*tensors, dim=0):
+        """Join same-shaped tensors along a new axis: stack of three (2,3) is (3,2,3)."""
+        tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        first = tensors[0]
+        first._dim(dim, "stack", extra=1)
+        for t in tensors[1:]:
+            if t.shape != first.shape:
+                raise ShapeError(f"stack: shapes {first.shape} and {t.shape} differ")
+        return type(first).cat(*[t.unsqueeze(dim) for t in tensors], dim=dim)
+

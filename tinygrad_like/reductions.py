@@ -2,7 +2,7 @@
 norm, var_mean/std_mean.
 
 Reductions take `axis` (an int, a tuple or None for all axes) as sum/max/mean do; PyTorch's `dim=` and
-`keepdim=` (and numpy's `keepdims=`) are accepted too (`@spellings`). cumsum is a primitive
+`keepdim=` (and numpy's `keepdims=`) are accepted too (the PyTorch dialect's spelling.py). cumsum is a primitive
 (ops.Cumsum); the rest is composed.
 Tensor inherits them from `ReductionMixin`.
 """
@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tinygrad_like import ops
+from tinygrad_like.errors import ShapeError
+from tinygrad_like.selection import ValuesIndices
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -23,7 +25,7 @@ def _index_reduce(self: Tensor, fn, axis, keepdim: bool, op: str) -> Tensor:
     if self.data.size == 0:
         raise ValueError(f"{op}: an empty tensor (shape {self.shape}) has no {op[3:]}")
     axis = None if axis is None else self._dim(axis, op)
-    return self._make(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
+    return self._result(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
 
 
 def correction_of(correction, unbiased, ddof, op: str):
@@ -53,11 +55,11 @@ class ReductionMixin:
 
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
-        return self._make(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+        return self._result(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is some entry nonzero (over `axis`)? No gradient."""
-        return self._make(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+        return self._result(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
 
     def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
         """Π of the entries along `axis` (one axis, as in PyTorch; all entries when None). dtype: cast first.
@@ -75,8 +77,8 @@ class ReductionMixin:
             return x
         d = x._dim(axis, "prod")
         if x.shape[d] == 0:
-            return x._make(np.ones(_kept(x.shape, d), dtype=x.dtype), None) if keepdim else \
-                x._make(np.ones(x.shape[:d] + x.shape[d + 1:], dtype=x.dtype), None)
+            return x._result(np.ones(_kept(x.shape, d), dtype=x.dtype), None) if keepdim else \
+                x._result(np.ones(x.shape[:d] + x.shape[d + 1:], dtype=x.dtype), None)
         before = (slice(None),) * d
         while x.shape[d] > 1:
             n = x.shape[d]
@@ -139,6 +141,76 @@ class ReductionMixin:
         c = correction_of(correction, unbiased, ddof, "std_mean")
         var, mean = self.var_mean(axis, keepdim=keepdim, correction=c)
         return var.sqrt(), mean
+
+    def max(self, dim=None, keepdim=False, *, axis=None):
+        """Three habits, one name. x.max(): the largest entry. x.max(axis=...) (numpy's, tinygrad's):
+        the values, as amax. x.max(d) or x.max(dim=d) (PyTorch's): the pair (values, indices) along
+        dim d, the index of the first largest entry, which gets the whole gradient (as in PyTorch).
+        x.max(other_tensor) is PyTorch's elementwise maximum."""
+        if isinstance(dim, ReductionMixin):                       # another tensor (every Tensor is a ReductionMixin)
+            return self.maximum(dim)
+        if dim is None:
+            return self.amax(axis, keepdim)
+        return self._extreme(dim, keepdim, np.argmax, "max")
+
+    def min(self, dim=None, keepdim=False, *, axis=None):
+        """Like max: x.min(), x.min(axis=...) the values (amin), x.min(d) the pair (values, indices),
+        x.min(other_tensor) the elementwise minimum."""
+        if isinstance(dim, ReductionMixin):                       # another tensor (every Tensor is a ReductionMixin)
+            return self.minimum(dim)
+        if dim is None:
+            return self.amin(axis, keepdim)
+        return self._extreme(dim, keepdim, np.argmin, "min")
+
+    def _extreme(self, dim: int, keepdim: bool, arg, op: str) -> ValuesIndices:
+        """PyTorch's max(dim) / min(dim): values read at the arg index, so the gradient goes to that entry."""
+        if self.ndim == 0:                                        # dim 0 or -1 of a 0-d tensor: itself, index 0
+            self._axes(dim)
+            return ValuesIndices(self, self._result(np.zeros((), dtype=np.int64), None))
+        d = self._dim(dim, op)
+        if self.shape[d] == 0:
+            raise ShapeError(f"{op}: dim {dim} of shape {self.shape} is empty, so it has no {op}imum")
+        index = arg(self.data, axis=d, keepdims=True)
+        values = self.gather(d, index)
+        if not keepdim:
+            values, index = values.squeeze(d), index.squeeze(d)
+        return ValuesIndices(values, self._result(index, None))
+
+    def logsumexp(self, axis=-1, keepdim=False):
+        """log Σ exp(x) over `axis`, computed as m + log Σ exp(x − m) with m the (constant) max, so exp
+        never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
+        subtracted: the row's result is then −inf (or +inf), as in PyTorch."""
+        m = self.amax(axis, keepdim=True).detach()
+        m = self._result(np.where(np.isfinite(m.data), m.data, 0).astype(self.dtype), None)
+        out = (self - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(_reduced_shape(self.shape, self._axes(axis)))
+
+    def _count(self, axis) -> int:
+        axes = self._axes(axis)
+        return self.data.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
+
+    def mean(self, axis=None, keepdim=False, dtype=None):
+        x = self if dtype is None else self.cast(dtype)
+        return x.sum(axis, keepdim) / x._count(axis)
+
+    def var(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
+        """Σ(x - mean)² / (N - correction) over `axis`. The default is the unbiased estimate, correction=1,
+        for every spelling (PyTorch's and tinygrad's default; numpy's var defaults to ddof=0). correction=0,
+        unbiased=False or ddof=0 give the population variance; pass one of the three. The positional order
+        is PyTorch's: x.var(0, False) is unbiased=False, as in PyTorch (keepdim comes third)."""
+        c = correction_of(correction, unbiased, ddof, "var")
+        centered = self - self.mean(axis, keepdim=True)
+        return (centered * centered).sum(axis, keepdim) / max(self._count(axis) - c, 0)
+
+    def std(self, axis=None, unbiased=None, keepdim=False, *, correction=None, ddof=None):
+        """√var, with var's correction (unbiased by default)."""
+        return self.var(axis, keepdim=keepdim, correction=correction_of(correction, unbiased, ddof, "std")).sqrt()
+
+
+
+def _reduced_shape(shape: tuple, axes) -> tuple:
+    """`shape` without `axes` (all of them when None): the shape of a reduction without keepdim."""
+    return () if axes is None else tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _kept(shape: tuple, d: int) -> tuple:

@@ -133,7 +133,7 @@ class SelectionMixin:
         The gradient of values goes back to the entry each came from."""
         d = self._dim(dim, "sort")
         order = _argsort(self.data, d, descending)
-        return ValuesIndices(self.gather(d, order), self._make(order, None))
+        return ValuesIndices(self.gather(d, order), self._result(order, None))
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along `dim` and their indices, largest first; ties keep
@@ -142,15 +142,15 @@ class SelectionMixin:
         if not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k} is outside [0, {self.shape[d]}] for dim {dim} of shape {self.shape}")
         order = np.take(_argsort(self.data, d, descending=largest), np.arange(k), axis=d)
-        return ValuesIndices(self.gather(d, order), self._make(order, None))
+        return ValuesIndices(self.gather(d, order), self._result(order, None))
 
     def nonzero(self, as_tuple: bool = False):
         """int64 (count, ndim): the index of every nonzero entry, one row each, in row-major order;
         as_tuple=True gives numpy's form, one 1-D tensor per dimension."""
         where = np.nonzero(self.data)
         if as_tuple:
-            return tuple(self._make(w.astype(np.int64), None) for w in where)
-        return self._make(np.stack(where, axis=-1).astype(np.int64).reshape(-1, self.ndim), None)
+            return tuple(self._result(w.astype(np.int64), None) for w in where)
+        return self._result(np.stack(where, axis=-1).astype(np.int64).reshape(-1, self.ndim), None)
 
     def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
         """Sample category indices with probabilities proportional to the weights in self, (n,) or
@@ -177,3 +177,4 @@ class SelectionMixin:
             keys = np.where(w > 0, np.log(u) / np.where(w > 0, w, 1.0), -np.inf)
             out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
         return type(self)(out.astype(np.int64).reshape(self.shape[:-1] + (num_samples,)))
+

@@ -53,7 +53,7 @@ class Fused(Function):
 
 def saved_or_rebuilt(array: np.ndarray, rebuild):
     """The array saved in forward as a constant Tensor, or `rebuild()` when gradients of the gradient are wanted."""
-    return rebuild() if state.grad_enabled else Tensor._make(array, None)
+    return rebuild() if state.grad_enabled else Tensor._result(array, None)
 
 
 def by_formula(formula, *operands):
@@ -63,7 +63,7 @@ def by_formula(formula, *operands):
     if state.grad_enabled:
         return formula(*operands)
     result = formula(*[o.data if isinstance(o, Tensor) else o for o in operands])
-    wrap = lambda r: None if r is None else Tensor._make(np.asarray(r), None)
+    wrap = lambda r: None if r is None else Tensor._result(np.asarray(r), None)
     return tuple(map(wrap, result)) if isinstance(result, tuple) else wrap(result)
 
 
@@ -156,7 +156,7 @@ class Softmax(Fused):
     def backward(self, grad, out):
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
-        return Tensor._make(compiled(softmax_backward, grad.data, out.data)(grad.data, out.data), None)
+        return Tensor._result(compiled(softmax_backward, grad.data, out.data)(grad.data, out.data), None)
 
 
 def softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -202,7 +202,7 @@ class LogSoftmax(Fused):
         exp = lambda a: np.exp(a) if isinstance(a, np.ndarray) else a.exp()
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
-        return Tensor._make(compiled(log_softmax_backward, grad.data, out.data)(grad.data, out.data), None)
+        return Tensor._result(compiled(log_softmax_backward, grad.data, out.data)(grad.data, out.data), None)
 
 
 def log_softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -264,8 +264,8 @@ class LayerNorm(Fused):
             arrays = (grad.data, self.xhat if affine else out.data, self.rstd, affine[0].data if affine else None)
             grads = compiled(layernorm_backward, *arrays)(*arrays, need)
             if not affine:
-                return Tensor._make(grads, None)
-            return tuple(None if a is None else Tensor._make(a, None) for a in grads)
+                return Tensor._result(grads, None)
+            return tuple(None if a is None else Tensor._result(a, None) for a in grads)
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / (x.var(-1, keepdim=True, correction=0) + self.eps).sqrt())
         xhat = saved_or_rebuilt(self.xhat, lambda: x.layernorm(-1, self.eps)) if affine else out
         return by_formula(_layernorm_grads, grad, xhat, rstd, affine[0] if affine else None, need)
@@ -359,7 +359,7 @@ class RMSNorm(Fused):
         if not state.grad_enabled:
             arrays = (grad.data, x.data, self.rstd, None if w is None else w.data)
             dx, dw = compiled(rmsnorm_backward, *arrays)(*arrays)
-            grads = [Tensor._make(a, None) if wanted else None for a, wanted in zip((dx, dw), need)]
+            grads = [Tensor._result(a, None) if wanted else None for a, wanted in zip((dx, dw), need)]
             return grads[0] if w is None else tuple(grads)
         rstd = saved_or_rebuilt(self.rstd, lambda: 1 / ((x * x).mean(-1, keepdim=True) + self.eps).sqrt())
         return by_formula(_rmsnorm_grads, grad, x, rstd, w, need)
@@ -441,7 +441,7 @@ class Gelu(Fused):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
-        return Tensor._make(compiled(gelu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(gelu_backward, grad.data, x.data)(grad.data, x.data), None)
 
 
 def gelu_forward(x: np.ndarray) -> np.ndarray:
@@ -515,7 +515,7 @@ class Silu(Fused):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: σ must itself be differentiable
             return _silu_grad(grad, x, x.sigmoid())
-        return Tensor._make(compiled(silu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(silu_backward, grad.data, x.data)(grad.data, x.data), None)
 
 
 def _silu_grad(g, x, s):
@@ -594,7 +594,7 @@ class SwiGLU(Fused):
             a, b = halves(x)
             s = a.sigmoid()
             return Tensor.cat(_silu_grad(grad * b, a, s), grad * (a * s), dim=-1)
-        return Tensor._make(compiled(swiglu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(swiglu_backward, grad.data, x.data)(grad.data, x.data), None)
 
 
 def halves(x):
@@ -702,7 +702,7 @@ class CrossEntropy(Fused):
             d = by_formula(lambda p, g: (p - self.goal()) * scale(g), probs, grad)   # (M, C)
         else:
             args = (self.probs, self.targets, self.smoothing, scale(grad.data))
-            d = Tensor._make(compiled(cross_entropy_backward, self.probs, args[-1])(*args), None)
+            d = Tensor._result(compiled(cross_entropy_backward, self.probs, args[-1])(*args), None)
         return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
 
 
@@ -771,7 +771,7 @@ class Attention(Fused):
 
     @staticmethod
     def as_composite(q, k, v, mask):
-        return (q, k, v, None if mask is None else Tensor._make(mask, None)), {}
+        return (q, k, v, None if mask is None else Tensor._result(mask, None)), {}
 
     def forward(self, q, k, v, mask):
         self.scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
@@ -803,7 +803,7 @@ class Attention(Fused):
         grads = [np.empty(self.lse.shape[:-2] + a.shape[-2:], a.dtype) for a in (qa, ka, va)]
         flash.backward(g, qa, ka, va, out.data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
                        self.chunk, self.kT)
-        return tuple(Tensor._make(d.reshape(p.shape) if d.size == p.data.size else unbroadcast(d, p.shape), None)
+        return tuple(Tensor._result(d.reshape(p.shape) if d.size == p.data.size else unbroadcast(d, p.shape), None)
                      if wanted else None for d, p, wanted in zip(grads, self.parents, need))
 
 
@@ -822,7 +822,7 @@ def _attention_weights(q, k, mask, scale):
     """The weights of Attention rebuilt from the Tensors q and k, for a recorded (create_graph) backward.
     Rows whose keys are all masked get weights 0 (composites.attention_softmax, as in the composite)."""
     scores = q @ k.transpose(-2, -1) * float(scale)
-    return attention_softmax(scores if mask is None else scores + Tensor._make(mask, None))
+    return attention_softmax(scores if mask is None else scores + Tensor._result(mask, None))
 
 
 def _attention_grads(g, q, k, v, w, scale, need):
@@ -881,7 +881,7 @@ class MultiHeadAttention(Fused):
         g, o = (by_heads(a.data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
         flash.backward(g, q, k, v, o, self.lse, self._mask(T, qkv.dtype), self.scale, self.tiles, dq, dk, dv,
                        self.chunk, self.kT)
-        return Tensor._make(dqkv, None)
+        return Tensor._result(dqkv, None)
 
 
 def by_heads(a: np.ndarray) -> np.ndarray:

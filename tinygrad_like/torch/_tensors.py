@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like import dtypes as _dtypes
 from tinygrad_like import random as _random
 from tinygrad_like.dialect.attributes import Device, Size
 from tinygrad_like.function import state
@@ -43,10 +44,6 @@ int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 bool = np.dtype(np.bool_)  # noqa: A001 (torch.bool)
 inf, nan, pi, e = math.inf, math.nan, math.pi, math.e
-
-
-def _dtype(dtype):
-    return None if dtype is None else np.dtype(dtype)
 
 
 def get_default_dtype():
@@ -224,7 +221,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
         data = [d.tolist() if isinstance(d, Tensor) else d for d in data]  # e.g. [t.item(), ...] kept as tensors
     array = np.array(data, copy=True) if isinstance(data, (np.ndarray, np.generic)) else data
-    return Tensor(array, dtype=_dtype(dtype), requires_grad=requires_grad)
+    return Tensor(array, dtype=_dtypes.as_dtype(dtype), requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -232,7 +229,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     check_device(device, "as_tensor")
     if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)):
         return data
-    return Tensor(data.data if isinstance(data, Tensor) else data, dtype=_dtype(dtype))
+    return Tensor(data.data if isinstance(data, Tensor) else data, dtype=_dtypes.as_dtype(dtype))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -279,7 +276,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_device(device, "arange")
-    return Tensor.arange(start, end, step, dtype=_dtype(dtype), requires_grad=requires_grad)
+    return Tensor.arange(start, end, step, dtype=_dtypes.as_dtype(dtype), requires_grad=requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -296,7 +293,7 @@ def _like(method):
     def like(input, *args, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
         check_device(device, method)
         with _drawing(generator):
-            return getattr(input, method)(*args, dtype=_dtype(dtype), requires_grad=requires_grad)
+            return getattr(input, method)(*args, dtype=_dtypes.as_dtype(dtype), requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = method
     like.__doc__ = f"torch.{method}: Tensor.{method} of `input`'s shape (and dtype, unless given)."
     return like

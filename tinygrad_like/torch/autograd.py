@@ -5,7 +5,7 @@ from __future__ import annotations
 from tinygrad_like import Tensor
 from tinygrad_like import gradcheck as _gradcheck
 from tinygrad_like import gradgradcheck as _gradgradcheck
-from tinygrad_like.tensor import grad
+from tinygrad_like.autograd import grad
 from tinygrad_like.torch._refuse import module_getattr
 
 __all__ = ["grad", "backward", "gradcheck", "gradgradcheck"]
