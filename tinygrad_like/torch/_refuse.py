@@ -12,13 +12,8 @@ REFUSED = {
     "torch.jit": "no TorchScript: models are plain Python here",
     "torch.fft": "no Fourier transforms",
     "torch.linalg": "no linear algebra beyond matmul",
-    "torch.distributed": "one process, one CPU",
-    "torch.autocast": "no mixed precision: float32 or float64 throughout",
-    "torch.amp": "no mixed precision: float32 or float64 throughout",
     "torch.sparse": "dense numpy arrays only",
     "torch.complex64": "no complex dtypes",
-    "torch.float16": "no half precision: numpy computes in float32 or float64",
-    "torch.bfloat16": "no bfloat16: numpy has no such dtype",
     "torch.set_default_dtype": "Python floats always become float32; pass dtype= or call model.double()",
     "torch.nn.Conv2d": "no convolutions",
     "torch.nn.Conv1d": "no convolutions",
@@ -28,7 +23,6 @@ REFUSED = {
     "torch.nn.GRU": "no recurrent layers",
     "torch.nn.RNN": "no recurrent layers",
     "torch.nn.MultiheadAttention": "write the heads with nn.Linear and F.scaled_dot_product_attention",
-    "torch.nn.DataParallel": "one process, one CPU",
     "torch.optim.LBFGS": "SGD, Adam and AdamW only",
     "torch.optim.RMSprop": "SGD, Adam and AdamW only",
 }
@@ -38,9 +32,14 @@ class NotInEngine(NotImplementedError, AttributeError):
     """A PyTorch name the tinygrad_like engine does not provide."""
 
 
+def reason(qualified: str) -> str | None:
+    """Why the engine has no `qualified` (e.g. "torch.fft"), or None when nobody has said."""
+    return REFUSED.get(qualified)
+
+
 def refuse(qualified: str) -> NotInEngine:
     """The error for a missing name, e.g. refuse("torch.fft") (raise it)."""
-    why = REFUSED.get(qualified)
+    why = reason(qualified)
     return NotInEngine(f"tinygrad_like.torch has no {qualified}" + (f" ({why})" if why else "")
                        + ": the engine does not provide it. See docs/pytorch.md.")
 
