@@ -17,7 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
+import tinygrad_like.torch as torch_facade
 from tinygrad_like import Tensor, gradcheck, gradgradcheck
+from tinygrad_like.einsum import einsum
+
+F_facade = torch_facade.nn.functional
 
 # ---------------------------------------------------------------- inputs
 
@@ -259,16 +263,36 @@ case("scaled_dot_product_attention", [(3, 2), (3, 2)],
      lambda q, k: q.scaled_dot_product_attention(k, Tensor(np.eye(3)), is_causal=True, return_weights=True)[1],
      lambda q, k: np_attention(q, k, np.eye(3), causal=True)[1], label="weights")
 
+# The ops real PyTorch programs reach through the facade (issue 26): einsum (composed), bmm, outer, leaky_relu,
+# normalize; references by numpy's own einsum or written out.
+case("einsum", [(2, 3, 4), (2, 4, 5)], lambda x, y: einsum("bij,bjk->bik", x, y),
+     lambda x, y: np.einsum("bij,bjk->bik", x, y))
+case("einsum", [(3,), (4,)], lambda x, y: einsum("i,j->ij", x, y), lambda x, y: x[:, None] * y[None, :])
+case("einsum", [(3, 4)], lambda x: einsum("ij->j", x), lambda x: x.sum(0))
+case("einsum", [(3, 4), (3, 4)], lambda x, y: einsum("ij,ij->", x, y), lambda x, y: (x * y).sum())
+case("einsum", [(2, 3, 4), (3, 5), (5,)], lambda x, y, z: einsum("bij,ik,k->bjk", x, y, z),
+     lambda x, y, z: np.einsum("bij,ik,k->bjk", x, y, z), label="three")
+case("einsum", [(2, 3), (4, 3)], lambda x, y: einsum("ij,kj", x, y), lambda x, y: x @ y.T, label="implicit")
+case("bmm", [(2, 3, 4), (2, 4, 5)], lambda x, y: torch_facade.bmm(x, y), lambda x, y: np.matmul(x, y))
+case("outer", [(3,), (4,)], lambda x, y: torch_facade.outer(x, y), lambda x, y: np.outer(x, y))
+case("leaky_relu", [(3, 4)], lambda x: F_facade.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+     kind="distinct")
+case("normalize", [(3, 4)], lambda x: F_facade.normalize(x, dim=1),
+     lambda x: x / np.sqrt((x ** 2).sum(1, keepdims=True)))
+case("normalize", [(3, 4)], lambda x: F_facade.normalize(x, p=1.0, dim=0), lambda x: x / np.abs(x).sum(0),
+     kind="distinct", label="p1")
+
 # Every op of the engine's contract (issue 2) must have at least one row above.
 CONTRACT_OPS = {"add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "sqrt", "tanh", "sigmoid", "relu",
                 "gelu", "silu", "abs", "maximum", "minimum", "clip", "sum", "mean", "max", "min", "var", "std",
                 "reshape", "permute", "transpose", "T", "expand", "flatten", "unsqueeze", "squeeze", "getitem", "cat",
                 "stack", "where", "masked_fill", "softmax", "log_softmax", "layernorm",
                 "sparse_categorical_crossentropy", "dropout", "scaled_dot_product_attention"}
+FACADE_OPS = {"einsum", "bmm", "outer", "leaky_relu", "normalize"}
 
 
 def test_table_covers_every_op_of_the_contract():
-    assert {c.values[0] for c in CASES} == CONTRACT_OPS
+    assert {c.values[0] for c in CASES} == CONTRACT_OPS | FACADE_OPS
 
 
 def inputs_for(shapes, kind, seed=0):

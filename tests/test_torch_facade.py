@@ -23,7 +23,7 @@ nn, F = torch.nn, torch.nn.functional
 # ---------------------------------------------------------------- names and refusals
 
 @pytest.mark.parametrize("where, name", [(torch, "fft"), (torch, "compile"), (nn, "Conv2d"), (F, "conv2d"),
-                                         (torch.optim, "RMSprop"), (torch.utils.data, "IterableDataset")])
+                                         (torch.optim, "RMSprop"), (torch.utils.data, "StackDataset")])
 def test_missing_names_are_refused_by_name(where, name):
     qualified = f"{where.__name__.replace('tinygrad_like.', '')}.{name}"
     with pytest.raises(NotImplementedError, match=f"tinygrad_like.torch has no {qualified}"):

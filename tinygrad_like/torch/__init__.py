@@ -15,14 +15,27 @@ A name the engine does not provide raises NotInEngine (a NotImplementedError, an
 available; asking for them says the engine runs on the CPU. `supported_names()` lists what there is.
 """
 from tinygrad_like import Tensor
-from tinygrad_like.torch import _functions, _refuse, _tensors
+from tinygrad_like.torch import _functions, _refuse, _tensor_types, _tensors
 from tinygrad_like.torch._importer import install, uninstall
 from tinygrad_like.torch._names import supported_names
+from tinygrad_like.torch._tensor_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from tinygrad_like.torch._tensors import (
     Generator,
     Size,
     arange,
     as_tensor,
+    bfloat16,
     bool,
     default_generator,
     device,
@@ -33,12 +46,14 @@ from tinygrad_like.torch._tensors import (
     enable_grad,
     eye,
     float,
+    float16,
     float32,
     float64,
     from_numpy,
     full,
     full_like,
     get_default_dtype,
+    half,
     inf,
     inference_mode,
     initial_seed,
@@ -79,10 +94,12 @@ from tinygrad_like.torch.serialization import load, save
 
 globals().update(_functions.FUNCTIONS)
 
-from tinygrad_like.torch import autograd, backends, cuda, nn, optim, utils  # noqa: E402 (they import the names above)
+from tinygrad_like.torch import amp, autograd, backends, cuda, distributed, nn, optim, utils  # noqa: E402 (they import the names above)
+from tinygrad_like.torch.amp import autocast  # noqa: E402
 
 __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
 
-__all__ = ["Tensor", *_tensors.__all__, *_functions.FUNCTIONS, "save", "load", "autograd", "nn", "optim", "utils",
-           "cuda", "backends", "install", "uninstall", "supported_names"]
+__all__ = ["Tensor", *_tensors.__all__, *_tensor_types.__all__, *_functions.FUNCTIONS, "save", "load", "autograd",
+           "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast", "install", "uninstall",
+           "supported_names"]

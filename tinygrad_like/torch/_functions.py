@@ -7,6 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like.einsum import einsum
+from tinygrad_like.errors import ShapeError
+from tinygrad_like.fast import pool
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these (when the engine has it)
 METHOD_FUNCTIONS = (
@@ -68,4 +71,48 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return input.triu(diagonal)
 
 
-FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu)
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p), batch sizes equal (no broadcasting, as PyTorch)."""
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise ShapeError(f"bmm: expected (b, n, m) and (b, m, p), got {input.shape} and {mat2.shape}")
+    return input @ mat2
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: (n,), (m,) -> (n, m), out[i, j] = input[i] * vec2[j]."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"outer: expected two vectors, got shapes {input.shape} and {vec2.shape}")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+def set_num_threads(n: int) -> None:
+    """The engine's thread pool (products, attention, the fast kernels) runs on n threads (see fast/pool.py)."""
+    pool.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    return pool.get_num_threads()
+
+
+PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """Record PyTorch's print options (profile "default", "short" or "full" first, then the numbers given)
+    in PRINT_OPTIONS, which tensor printing through the facade reads."""
+    profiles = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+                "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+                "full": dict(precision=4, threshold=np.inf, edgeitems=3, linewidth=80)}
+    if profile is not None:
+        if profile not in profiles:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(profiles)}, got {profile!r}")
+        PRINT_OPTIONS.update(profiles[profile])
+    given = dict(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth)
+    PRINT_OPTIONS.update({k: v for k, v in given.items() if v is not None})
+    PRINT_OPTIONS["sci_mode"] = sci_mode
+
+
+FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu, bmm=bmm,
+                 einsum=einsum, outer=outer, ger=outer, set_num_threads=set_num_threads,
+                 get_num_threads=get_num_threads, set_printoptions=set_printoptions)

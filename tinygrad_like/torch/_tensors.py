@@ -24,7 +24,8 @@ from tinygrad_like.function import state
 from tinygrad_like.torch._refuse import check_device
 
 __all__ = [
-    "float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",
+    "float32", "float", "float64", "double", "float16", "half", "bfloat16",
+    "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",
     "inf", "nan", "pi", "e", "get_default_dtype", "Size", "device", "Generator", "default_generator", "manual_seed",
     "seed", "initial_seed", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
     "tensor", "as_tensor", "from_numpy", "is_tensor", "numel", "zeros", "ones", "empty", "full", "arange", "linspace",
@@ -44,6 +45,28 @@ int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 bool = np.dtype(np.bool_)  # noqa: A001 (torch.bool)
 inf, nan, pi, e = math.inf, math.nan, math.pi, math.e
+
+
+class RefusedDtype:
+    """A PyTorch dtype the engine does not compute in. It exists, so scripts that name it (nanoGPT's
+    {'float16': torch.float16, ...} table) run; using it (a tensor of this dtype, .to(it), a layer's
+    dtype=) raises TypeError with the reason, wherever numpy is asked for the dtype."""
+
+    def __init__(self, name: str, itemsize: builtins_int, why: str):
+        self.name, self.itemsize, self.why = name, itemsize, why
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+
+    @property
+    def dtype(self):  # numpy's np.dtype(obj) reads obj.dtype: every place that makes an array of it stops here
+        raise TypeError(f"tinygrad_like.torch: torch.{self.name} is not in this engine ({self.why}); "
+                        "use torch.float32 or torch.float64")
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+float16 = half = RefusedDtype("float16", 2, "no half precision: numpy computes in float32 or float64")
+bfloat16 = RefusedDtype("bfloat16", 2, "numpy has no bfloat16")
 
 
 def get_default_dtype():

@@ -18,20 +18,20 @@ from nn import (
     ModuleDict,
     ModuleList,
     MSELoss,
-    ReLU,
     Sequential,
     Sigmoid,
-    SiLU,
     Softmax,
     Tanh,
 )
 from tinygrad_like import Tensor
 from tinygrad_like.torch._refuse import check_device, module_getattr
-from tinygrad_like.torch.nn import functional, init, utils
+from tinygrad_like.torch.nn import functional, init, parallel, utils
+from tinygrad_like.torch.nn.parallel import DataParallel
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "ReLU",
-           "GELU", "Tanh", "Sigmoid", "SiLU", "Softmax", "LogSoftmax", "Flatten", "Identity", "Sequential",
-           "ModuleList", "ModuleDict", "CrossEntropyLoss", "MSELoss", "functional", "init", "utils"]
+           "LeakyReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "Softmax", "LogSoftmax", "Flatten", "Identity", "Sequential",
+           "ModuleList", "ModuleDict", "CrossEntropyLoss", "MSELoss", "DataParallel", "functional", "init", "parallel",
+           "utils"]
 
 
 def _dtype(dtype, device, layer: str) -> str:
@@ -103,6 +103,31 @@ class BatchNorm1d(_nn.BatchNorm1d):
 class Dropout(_nn.Dropout):
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__(p)
+
+
+# inplace=True is accepted and the layer returns a new tensor with PyTorch's values (see nn.functional's docstring).
+
+class ReLU(_nn.ReLU):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class SiLU(_nn.SiLU):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class LeakyReLU(Module):
+    """x where x > 0, negative_slope·x elsewhere (F.leaky_relu)."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return functional.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
 
 
 __getattr__ = module_getattr("torch.nn")

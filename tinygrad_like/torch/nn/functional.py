@@ -1,7 +1,12 @@
 """torch.nn.functional on the engine: everything tinygrad_like.functional has, plus the activations,
-dropout, embedding, linear, layer_norm and scaled_dot_product_attention, each one call of an engine op
-with PyTorch's argument names and order. Options the engine lacks (class weights in cross_entropy, an
-attention dropout) raise NotImplementedError naming them rather than being ignored.
+dropout, embedding, linear, layer_norm, normalize and scaled_dot_product_attention, each one call of an
+engine op (or a few, composed, for leaky_relu and normalize) with PyTorch's argument names and order.
+Options the engine lacks (class weights in cross_entropy) raise NotImplementedError naming them rather
+than being ignored.
+
+`inplace=True` is accepted wherever PyTorch has it: the engine records every op out of place, so the
+result is a new tensor with the values PyTorch returns, and the input keeps its values (code that uses
+the returned tensor, as every nn.Sequential does, computes what it computes on PyTorch).
 """
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ from tinygrad_like.functional import (  # noqa: F401 (re-exported)
 )
 from tinygrad_like.torch._refuse import module_getattr
 
-__all__ = [*_F.__all__, "relu", "tanh", "sigmoid", "silu", "dropout", "embedding", "linear", "layer_norm",
-           "scaled_dot_product_attention"]
+__all__ = [*_F.__all__, "relu", "tanh", "sigmoid", "silu", "leaky_relu", "dropout", "embedding", "linear",
+           "layer_norm", "normalize", "scaled_dot_product_attention"]
 
 
 def _unsupported(op: str, **options) -> None:
@@ -45,6 +50,18 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.silu()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, negative_slope·x elsewhere (the slope at 0 is negative_slope's, as PyTorch's)."""
+    return (input > 0).where(input, input * negative_slope)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """input / max(‖input‖_p, eps) along `dim`: each slice along dim scaled to unit p-norm (a zero slice stays 0)."""
+    if out is not None:
+        raise NotImplementedError("tinygrad_like.torch: F.normalize does not provide out=")
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -104,14 +121,24 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
-    """softmax(Q Kᵀ·scale + mask) V, scale = 1/√d unless given; a bool mask is True where attending is allowed."""
-    _unsupported("scaled_dot_product_attention", dropout_p=dropout_p != 0)
+    """softmax(Q Kᵀ·scale + mask) V, scale = 1/√d unless given; a bool mask is True where attending is allowed.
+
+    dropout_p > 0 drops attention weights as PyTorch does (each weight zeroed with probability dropout_p,
+    the rest scaled by 1/(1 - dropout_p)), whatever the module's mode: callers pass
+    `dropout_p=self.dropout if self.training else 0`, as nanoGPT does. With dropout the engine's composite
+    gives the weights (return_weights=True) and the dropped weights multiply V; without, its fused path runs.
+    """
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
     if scale is not None:  # the engine scales by 1/√d; fold the requested scale into the query
         query = query * (scale * math.sqrt(query.shape[-1]))
-    if enable_gqa:
-        return query.scaled_dot_product_attention(key, value, attn_mask=attn_mask, is_causal=is_causal,
-                                                  enable_gqa=True)
-    return query.scaled_dot_product_attention(key, value, attn_mask=attn_mask, is_causal=is_causal)
+    options = dict(attn_mask=attn_mask, is_causal=is_causal, **({"enable_gqa": True} if enable_gqa else {}))
+    if dropout_p == 0:
+        return query.scaled_dot_product_attention(key, value, **options)
+    _, weights = query.scaled_dot_product_attention(key, value, return_weights=True, **options)  # (..., Tq, Tk)
+    if weights.shape[-3:-2] != value.shape[-3:-2] and value.ndim >= 3:  # grouped-query: each KV head serves a group
+        value = value.repeat_interleave(weights.shape[-3] // value.shape[-3], dim=-3)
+    return weights.dropout(dropout_p) @ value
 
 
 __getattr__ = module_getattr("torch.nn.functional")

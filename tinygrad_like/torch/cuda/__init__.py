@@ -2,7 +2,8 @@
 is without CUDA), and anything else says the engine runs on the CPU."""
 from tinygrad_like.torch._refuse import NotInEngine
 
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize"]
+__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize", "is_bf16_supported",
+           "empty_cache", "amp"]
 
 
 def is_available() -> bool:
@@ -22,6 +23,18 @@ manual_seed_all = manual_seed
 
 def synchronize(device=None) -> None:
     """Nothing to wait for: every op has finished when it returns."""
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: no CUDA device (nanoGPT asks before choosing its dtype)."""
+    return False
+
+
+def empty_cache() -> None:
+    """Nothing cached: there is no GPU memory."""
+
+
+from tinygrad_like.torch.cuda import amp  # noqa: E402 (after the names it may need)
 
 
 def __getattr__(name: str):
