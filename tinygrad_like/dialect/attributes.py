@@ -1,5 +1,5 @@
 """PyTorch's Tensor attributes, so that a learner's PyTorch code reads our tensors: `size()`, `dim()`,
-`ndimension()`, `device`, `is_leaf`, `grad_fn`, `requires_grad_()`, `retain_grad()` and `mT`.
+`ndimension()`, `nelement()`, `device`, `is_leaf`, `grad_fn`, `requires_grad_()`, `retain_grad()` and `mT`.
 
 The engine has one device, the CPU: `device` is always it, and naming CUDA or MPS says the engine runs
 on the CPU. `size()` returns a `Size` (a tuple, as torch.Size is) and `size(d)` one length; numpy's
@@ -72,6 +72,10 @@ class Attributes:
         return self.data.ndim
 
     ndimension = dim
+
+    def nelement(self) -> int:
+        """The count of entries, PyTorch's other name for numel()."""
+        return self.numel()
 
     @property
     def device(self) -> Device:

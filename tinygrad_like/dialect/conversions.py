@@ -1,8 +1,10 @@
-"""PyTorch's conversions of a Tensor: `to(...)`, `cpu()`, `type(...)`.
+"""PyTorch's conversions of a Tensor: `to(...)`, `cpu()`, `type(...)`, `long()`, `int()`, `bool()`, `contiguous()`.
 
 `to("cpu")` and `cpu()` return the tensor itself (the engine has one device and one memory), `to(dtype)`
-casts (a differentiable Cast, as in PyTorch), and any device but the CPU is an error that says so. A new
-conversion (long(), int(), half(), contiguous(), ...) goes here.
+casts (a differentiable Cast, as in PyTorch), and any device but the CPU is an error that says so.
+`long()`, `int()` and `bool()` cast to int64, int32 and bool. `contiguous()` returns the tensor itself:
+every op hands its result to numpy, which reads any layout, so no Tensor ever needs a contiguous copy
+(PyTorch's `view` after `transpose` does; ours reshapes whatever it is given). A new conversion goes here.
 """
 from __future__ import annotations
 
@@ -55,6 +57,19 @@ class Conversions:
             Device(device)                                       # the CPU, or an error that says so
         out = self if dtype is None else self.cast(_as_dtype(dtype))
         return out.clone() if copy and out is self else out
+
+    def long(self, memory_format=None) -> Tensor:
+        return self.cast(np.int64)
+
+    def int(self, memory_format=None) -> Tensor:
+        return self.cast(np.int32)
+
+    def bool(self, memory_format=None) -> Tensor:
+        return self.cast(np.bool_)
+
+    def contiguous(self, memory_format=None) -> Tensor:
+        """The tensor itself (see the module docstring)."""
+        return self
 
     def type(self, dtype=None):
         """Without an argument, PyTorch's type name ('torch.FloatTensor'); with a dtype (or a name
