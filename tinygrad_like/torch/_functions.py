@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import tinygrad_like
 from tinygrad_like import Tensor
 from tinygrad_like.einsum import einsum
 from tinygrad_like.errors import ShapeError
-from tinygrad_like.fast import pool
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these (when the engine has it)
 METHOD_FUNCTIONS = (
@@ -86,12 +86,12 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def set_num_threads(n: int) -> None:
-    """The engine's thread pool (products, attention, the fast kernels) runs on n threads (see fast/pool.py)."""
-    pool.set_num_threads(n)
+    """The engine's thread pool (products, attention, the fast kernels) runs on n threads (tinygrad_like's)."""
+    tinygrad_like.set_num_threads(n)
 
 
 def get_num_threads() -> int:
-    return pool.get_num_threads()
+    return tinygrad_like.get_num_threads()
 
 
 PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}

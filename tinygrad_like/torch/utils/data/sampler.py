@@ -8,6 +8,8 @@ costs nothing up front.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import module_getattr
 from tinygrad_like.torch._tensors import _drawing
@@ -99,7 +101,6 @@ class WeightedRandomSampler(Sampler):
     """num_samples indices in range(len(weights)), index i drawn with probability weights[i] / sum(weights)."""
 
     def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None):
-        import numpy as np
         self.weights = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights, dtype=np.float64)
         if self.weights.ndim != 1 or (self.weights < 0).any() or not np.isfinite(self.weights).all() \
                 or self.weights.sum() <= 0:
