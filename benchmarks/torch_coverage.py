@@ -1,7 +1,7 @@
 """How much of PyTorch's public surface the facade covers: every public name of eight namespaces, each
 classified as supported, refused (a NotInEngine error that says why) or missing (refused without a reason).
 
-    python benchmarks/torch_coverage.py --names   # with PyTorch installed: record its names (docs/torch_names.json) first
+    python benchmarks/torch_coverage.py --names   # with PyTorch: record its names first (docs/torch_names.json)
     python benchmarks/torch_coverage.py           # write docs/torch_coverage.md and the README's counts
     python benchmarks/torch_coverage.py --check   # exit status 1 if either is stale
 
