@@ -176,7 +176,7 @@ def overhead_rows(repeats: int, rng, results: dict) -> None:
                 a.grad = b.grad = None
                 (a + b).backward(g)
             def plain():
-                return a_np + b_np, g.data.copy(), g.data.copy()
+                return a_np + b_np, g.numpy().copy(), g.numpy().copy()
         else:
             name = "256x256 matmul"
             g_np = np.ones((n, n), np.float32)

@@ -488,9 +488,9 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     multi-head attention to show the heads' primitives.
     """
     tr = model.transformer
-    emb = tr.wte.weight.data[ids]                                         # (T, C)
+    emb = tr.wte.weight.numpy()[ids]                                         # (T, C)
     if model.config.pos == "learned":
-        emb = emb + tr.wpe.weight.data[: len(ids)]
+        emb = emb + tr.wpe.weight.numpy()[: len(ids)]
     x = Tensor(emb[None].copy(), requires_grad=True, name="x")           # (1, T, C)
     model.eval()
     try:

@@ -92,4 +92,4 @@ class Encoder(Transformer):
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x

@@ -99,7 +99,7 @@ class Transformer(Module):
 
     def _check_idx(self, idx, crop: bool = False) -> np.ndarray:
         """idx as an integer (B, T) numpy array, or a clear error. crop=True keeps the last block_size."""
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         name = type(self).__name__
         if ids.dtype.kind not in "iu":
             raise TypeError(f"{name}: idx must hold integer token ids, got dtype {ids.dtype}")
@@ -155,7 +155,7 @@ class GPT(Transformer):
         logits = self.lm_head(x)                   # (B, T, vocab_size)
         loss = None
         if targets is not None:
-            targets = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+            targets = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
             if targets.shape != idx.shape or targets.dtype.kind not in "iu":
                 raise ValueError(f"GPT: targets must be integers of the shape of idx {idx.shape}, "
                                  f"got {targets.dtype} {targets.shape}")
@@ -220,7 +220,7 @@ class GPT(Transformer):
         changes every earlier token's state), so it always re-reads the window.
         Runs without a graph and in eval mode (no dropout), restoring the previous mode.
         """
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         self._check_idx(ids, crop=True)                                    # type, shape and vocabulary
         ids = ids.astype(np.int64)
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) \
@@ -324,7 +324,7 @@ def _hf_name(name: str) -> str:
 
 
 def _as_array(value) -> np.ndarray:
-    return np.asarray(value.data if isinstance(value, Tensor) else value)
+    return np.asarray(value._data if isinstance(value, Tensor) else value)
 
 
 class _eval_mode:

@@ -88,7 +88,7 @@ def hook_points(model, batch_shape: tuple[int, int]) -> dict[str, Point]:
 def routing(router_logits: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(probs (N, E), chosen (N, k), weights (N, k)) from the router's logits (N, E), as nn.moe.MoE
     computes them: softmax, the k most probable experts best first, their probabilities renormalised."""
-    probs = Tensor(router_logits).softmax(-1).data                     # the same op as MoE's
+    probs = Tensor(router_logits).softmax(-1)._data                     # the same op as MoE's
     chosen = np.argsort(-probs, axis=-1, kind="stable")[:, :top_k]
     picked = np.take_along_axis(probs, chosen, axis=-1)
     return probs, chosen, picked / picked.sum(-1, keepdims=True)
@@ -97,13 +97,13 @@ def routing(router_logits: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarr
 def _attach(point: Point, name: str, fn: Callable):
     """Register fn(view of the activation) -> None or replacement on the point's module; the handle."""
     def apply(value):
-        data = value.data if isinstance(value, Tensor) else np.asarray(value)
+        data = value._data if isinstance(value, Tensor) else np.asarray(value)
         new = fn(np.array(point.view(data)))                         # a copy: editing it changes nothing
         if new is None:
             return None
         if point.read_only:
             raise ValueError(f"run_with_hooks: '{name}' is read only; the hook must return None")
-        new = np.asarray(new.data if isinstance(new, Tensor) else new)
+        new = np.asarray(new._data if isinstance(new, Tensor) else new)
         if new.shape != point.view(data).shape:
             raise ValueError(f"run_with_hooks: the hook on '{name}' returned shape {new.shape}, "
                              f"expected {point.view(data).shape}")

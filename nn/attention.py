@@ -75,7 +75,7 @@ class KVCache:
                 grown = np.empty(shape, k.dtype)
                 grown[:, :, :past] = getattr(self, name)[:, :, :past]
                 setattr(self, name, grown)
-        self._k[:, :, past:end], self._v[:, :, past:end] = k.data, v.data
+        self._k[:, :, past:end], self._v[:, :, past:end] = k._data, v._data
         self.length = end
         if state.grad_enabled and (k.requires_grad or v.requires_grad) and past:
             # keep the new keys/values in the graph: constant past joined to the live present

@@ -49,7 +49,7 @@ class BatchNorm1d(Module):
             centred = x - mean
             var = (centred * centred).mean(axes, keepdim=True)         # biased: divides by n
             if self.training and self.track_running_stats:
-                self._update_running(mean.data.reshape(-1), var.data.reshape(-1) * (n / (n - 1)))
+                self._update_running(mean._data.reshape(-1), var._data.reshape(-1) * (n / (n - 1)))
         else:
             mean, var = self.running_mean.reshape(per_feature), self.running_var.reshape(per_feature)
             centred = x - mean
@@ -60,9 +60,9 @@ class BatchNorm1d(Module):
 
     def _update_running(self, mean: np.ndarray, unbiased_var: np.ndarray) -> None:
         """r ← (1 − m)·r + m·stat in place, outside the graph (m = 1/batches seen when momentum is None)."""
-        self.num_batches_tracked.data[...] += 1
-        m = 1.0 / float(self.num_batches_tracked.data) if self.momentum is None else float(self.momentum)
-        for running, stat in ((self.running_mean.data, mean), (self.running_var.data, unbiased_var)):
+        self.num_batches_tracked._data[...] += 1
+        m = 1.0 / float(self.num_batches_tracked._data) if self.momentum is None else float(self.momentum)
+        for running, stat in ((self.running_mean._data, mean), (self.running_var._data, unbiased_var)):
             running *= 1 - m
             running += m * stat.astype(running.dtype)
 

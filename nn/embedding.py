@@ -19,7 +19,7 @@ class Embedding(Module):
         self.weight = Tensor.randn(num_embeddings, dim, dtype=dtype, requires_grad=True)
 
     def forward(self, ids) -> Tensor:
-        ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
+        ids = np.asarray(ids._data if isinstance(ids, Tensor) else ids)
         if ids.size == 0 and ids.dtype.kind == "f":
             ids = ids.astype(np.int64)  # np.asarray([]) is float64; an empty list is still valid ids
         if ids.dtype.kind not in "iu":

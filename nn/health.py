@@ -116,14 +116,14 @@ class HealthMonitor:
     def _block_hook(self, layer):
         def hook(module, args, output):
             if self._recording:
-                out = (output[0] if isinstance(output, tuple) else output).data
+                out = (output[0] if isinstance(output, tuple) else output)._data
                 self._acts.setdefault(layer, [None, []])[0] = (float(out.mean()), float(out.std()))
         return hook
 
     def _mlp_hook(self, layer, mlp):
         def hook(module, args, output):
             if self._recording:
-                x = output.data[..., :mlp.hidden] if mlp.activation == "swiglu" else output.data
+                x = output._data[..., :mlp.hidden] if mlp.activation == "swiglu" else output._data
                 self._acts.setdefault(layer, [None, []])[1].append(SATURATED[mlp.activation](x).mean())
         return hook
 
@@ -148,7 +148,7 @@ class HealthMonitor:
         self._recording = False
         self.steps.append(step)
         self.loss.append(loss)
-        norms = {n: float(np.linalg.norm(p.grad.data)) if p.grad is not None else 0.0 for n, p in self.params.items()}
+        norms = {n: float(np.linalg.norm(p.grad._data)) if p.grad is not None else 0.0 for n, p in self.params.items()}
         for n, v in norms.items():
             self.per_param["grad_norm"][n].append(v)
         for layer in self.layers:
@@ -158,7 +158,7 @@ class HealthMonitor:
             self.per_layer["act_mean"][layer].append(out[0] if out is not None else math.nan)
             self.per_layer["act_std"][layer].append(out[1] if out is not None else math.nan)
             self.per_layer["saturated"][layer].append(float(np.mean(sat)) if sat else math.nan)
-        self._before = {n: p.data.copy() for n, p in self.params.items()}
+        self._before = {n: p._data.copy() for n, p in self.params.items()}
         if len(self.steps) == 1 and self.vocab_size:
             excess = loss - math.log(self.vocab_size)
             if excess > INIT_LOSS_MARGIN:
@@ -183,12 +183,12 @@ class HealthMonitor:
         ratios = {}
         for n, p in self.params.items():
             w = self._before[n]
-            ratio = np.linalg.norm(p.data - w) / max(np.linalg.norm(w), 1e-30)
+            ratio = np.linalg.norm(p._data - w) / max(np.linalg.norm(w), 1e-30)
             ratios[n] = math.log10(ratio) if ratio > 0 else -math.inf
             self.per_param["update_ratio"][n].append(ratios[n])
         for layer in self.layers:
             names = [n for n in self.params if _layer_of(n) == layer]
-            dw = math.sqrt(sum(float(np.sum((self.params[n].data - self._before[n]) ** 2)) for n in names))
+            dw = math.sqrt(sum(float(np.sum((self.params[n]._data - self._before[n]) ** 2)) for n in names))
             w = math.sqrt(sum(float(np.sum(self._before[n] ** 2)) for n in names))
             self.per_layer["update_ratio"][layer].append(math.log10(dw / w) if dw > 0 and w > 0 else -math.inf)
         self._before = {}
@@ -211,7 +211,7 @@ class HealthMonitor:
             return
         for n, p in self.params.items():
             where = "gradient" if loss is not None else "weight"
-            array = p.data if loss is None else None if p.grad is None else p.grad.data
+            array = p._data if loss is None else None if p.grad is None else p.grad._data
             if array is not None and not np.all(np.isfinite(array)):
                 self._fire("non-finite", step, f"{where} of {n} holds NaN/Inf at step {step}")
                 return

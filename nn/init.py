@@ -13,17 +13,17 @@ from tinygrad_like import random as _random
 
 
 def normal_(t: Tensor, std: float = 0.02, mean: float = 0.0) -> Tensor:
-    t.data[...] = _random.rng().normal(mean, std, t.shape)
+    t._data[...] = _random.rng().normal(mean, std, t.shape)
     return t
 
 
 def zeros_(t: Tensor) -> Tensor:
-    t.data[...] = 0
+    t._data[...] = 0
     return t
 
 
 def ones_(t: Tensor) -> Tensor:
-    t.data[...] = 1
+    t._data[...] = 1
     return t
 
 
@@ -43,12 +43,12 @@ def gpt2_init_(model, n_layer: int, std: float = 0.02) -> None:
 # ---------------------------------------------------------------- PyTorch's schemes (torch.nn.init)
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    t.data[...] = _random.rng().uniform(a, b, t.shape)
+    t._data[...] = _random.rng().uniform(a, b, t.shape)
     return t
 
 
 def constant_(t: Tensor, value: float) -> Tensor:
-    t.data[...] = value
+    t._data[...] = value
     return t
 
 
@@ -114,5 +114,5 @@ def trunc_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.
     while outside.any():
         values[outside] = _random.rng().normal(mean, std, int(outside.sum()))
         outside = (values < a) | (values > b)
-    t.data[...] = values
+    t._data[...] = values
     return t

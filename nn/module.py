@@ -31,7 +31,7 @@ from tinygrad_like.function import state
 
 def _as_array(value) -> np.ndarray:
     """A state dict entry as a numpy array: a Tensor's array, or np.asarray of anything else."""
-    return value.data if isinstance(value, Tensor) else np.asarray(value)
+    return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
 def _join(outer: str, inner: str) -> str:
@@ -172,8 +172,8 @@ class Module:
     def state_dict(self) -> dict[str, np.ndarray]:
         """{dotted name: numpy array} of every parameter, then every persistent buffer (the live arrays,
         not copies)."""
-        return {**{name: p.data for name, p in self.named_parameters()},
-                **{name: b.data for name, b in self.named_buffers(persistent_only=True)}}
+        return {**{name: p._data for name, p in self.named_parameters()},
+                **{name: b._data for name, b in self.named_buffers(persistent_only=True)}}
 
     def load_state_dict(self, state: dict, strict: bool = True) -> None:
         """Copy arrays (numpy, Tensors, or anything numpy can read, such as a PyTorch state_dict's tensors)
@@ -190,7 +190,7 @@ class Module:
                 raise ValueError(f"load_state_dict: '{key}' has shape {value.shape} in the state dict "
                                  f"but {params[key].shape} in the model")
         for key, value in arrays.items():
-            params[key].data[...] = value
+            params[key]._data[...] = value
 
     def train(self, mode: bool = True) -> "Module":
         for _, module in self.named_modules():
@@ -203,7 +203,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (None), or with set_to_none=False fill it with zeros."""
         for p in self.parameters():
-            p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p.data))
+            p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p._data))
 
     # ------------------------------------------------------------ PyTorch's tree methods
     def children(self) -> Iterator["Module"]:
@@ -269,9 +269,9 @@ class Module:
             dtype = np.dtype(dtype)
             for t in [*self.parameters(), *self.buffers()]:
                 if t.dtype.kind == "f":
-                    t.data = t.data.astype(dtype)
+                    t._data = t._data.astype(dtype)
                     if t.grad is not None:
-                        t.grad = Tensor(t.grad.data.astype(dtype))
+                        t.grad = Tensor(t.grad._data.astype(dtype))
         return self
 
     def double(self) -> "Module":

@@ -52,7 +52,7 @@ class MoE(Module):
         probs = self.router(flat).softmax(-1)                     # (N, E)
 
         # route: the k most probable experts per token, best first (a constant, integer choice)
-        chosen = np.argsort(-probs.data, axis=-1, kind="stable")[:, :k]  # (N, k)
+        chosen = np.argsort(-probs._data, axis=-1, kind="stable")[:, :k]  # (N, k)
         picked = probs[np.arange(N)[:, None], chosen]             # (N, k)
         weights = picked / picked.sum(-1, keepdim=True)           # (N, k), rows sum to 1
 

@@ -69,7 +69,7 @@ class Optimizer:
         with set_to_none=False fill each existing gradient with zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p.data))
+                p.grad = None if set_to_none or p.grad is None else Tensor(np.zeros_like(p._data))
 
     def step(self) -> None:
         """Update every parameter that has a gradient; parameters whose .grad is None are skipped."""
@@ -77,11 +77,11 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = np.asarray(p.grad.data, dtype=p.dtype)  # may be a read-only view shared with others: never written
+                g = np.asarray(p.grad._data, dtype=p.dtype)  # may be a read-only view shared with others: never written
                 if g.shape != p.shape:
                     raise ValueError(f"{type(self).__name__}.step: gradient of shape {g.shape} for a parameter "
                                      f"of shape {p.shape}")
-                self._update(p.data, g, self.state.setdefault(id(p), {}), group)
+                self._update(p._data, g, self.state.setdefault(id(p), {}), group)
 
     def _check_group(self, where: str, group: dict) -> None:
         """Raise a clear error for a bad setting (e.g. a negative lr); may normalise values in place."""
@@ -227,23 +227,23 @@ class Adam(Optimizer):
                 self._step_each(params, group)
                 continue
             m, v = self._flat_moments(i, params, states)
-            grads = [np.asarray(p.grad.data, dtype=p.dtype) for p in params]
+            grads = [np.asarray(p.grad._data, dtype=p.dtype) for p in params]
             if any(g.shape != p.shape for g, p in zip(grads, params)):
                 self._step_each(params, group)  # a gradient of the wrong shape: let the check name it
                 continue
             t = states[0].get("step", 0) + 1
-            compiled(adam_group, m, v)([p.data for p in params], grads, m, v, *self._hyper(group),
-                                       self._decoupled, t)                # p.data updated in place
+            compiled(adam_group, m, v)([p._data for p in params], grads, m, v, *self._hyper(group),
+                                       self._decoupled, t)                # p._data updated in place
             for s in states:
                 s["step"] = t
 
     def _step_each(self, params, group) -> None:
         for p in params:
-            g = np.asarray(p.grad.data, dtype=p.dtype)
+            g = np.asarray(p.grad._data, dtype=p.dtype)
             if g.shape != p.shape:
                 raise ValueError(f"{type(self).__name__}.step: gradient of shape {g.shape} for a parameter "
                                  f"of shape {p.shape}")
-            self._update(p.data, g, self.state.setdefault(id(p), {}), group)
+            self._update(p._data, g, self.state.setdefault(id(p), {}), group)
 
     def _flat_moments(self, index: int, params, states) -> tuple[np.ndarray, np.ndarray]:
         """The group's flat (exp_avg, exp_avg_sq), rebuilt (from the per-parameter arrays, or zeros)
@@ -363,11 +363,11 @@ def clip_grad_norm(params, max_norm: float) -> float:
     params = [p for p in ([params] if isinstance(params, Tensor) else params) if p.grad is not None]
     if not params:
         return 0.0
-    total = math.sqrt(sum(float(np.sum(np.square(p.grad.data, dtype=np.float64))) for p in params))
+    total = math.sqrt(sum(float(np.sum(np.square(p.grad._data, dtype=np.float64))) for p in params))
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
         for p in params:
-            p.grad = Tensor(p.grad.data * coef)  # Python float: stays in the gradient's dtype
+            p.grad = Tensor(p.grad._data * coef)  # Python float: stays in the gradient's dtype
     return total
 
 

@@ -52,8 +52,8 @@ def ref_attention(x, w_attn, b_attn, w_proj, b_proj, n_head, n_kv_head, causal, 
 
 def params(attn):
     a, p = attn.c_attn, attn.c_proj
-    return (a.weight.data, None if a.bias is None else a.bias.data,
-            p.weight.data, None if p.bias is None else p.bias.data)
+    return (a.weight.numpy(), None if a.bias is None else a.bias.numpy(),
+            p.weight.numpy(), None if p.bias is None else p.bias.numpy())
 
 
 def randomize(attn, seed=0, scale=0.5):
@@ -185,7 +185,7 @@ def test_gqa_equals_mha_with_repeated_kv_weights(n_head, n_kv_head):
     """An MHA whose key/value heads are copies (KV head g used for query heads g·r .. g·r + r - 1)."""
     dim, hs, r = 2 * n_head, 2, n_head // n_kv_head
     gqa = randomize(Attention(dim, n_head, n_kv_head, dtype="float64"))
-    w, b = gqa.c_attn.weight.data, gqa.c_attn.bias.data
+    w, b = gqa.c_attn.weight.numpy(), gqa.c_attn.bias.numpy()
     wk = w[dim:dim + n_kv_head * hs].reshape(n_kv_head, hs, dim)
     wv = w[dim + n_kv_head * hs:].reshape(n_kv_head, hs, dim)
     bk, bv = b[dim:dim + n_kv_head * hs].reshape(n_kv_head, hs), b[dim + n_kv_head * hs:].reshape(n_kv_head, hs)

@@ -40,7 +40,7 @@ def test_graph_is_freed_after_backward_down_to_its_skeleton():
         h = x.exp()                                 # (100,): dropped once the graph is freed
     logits = (h * x).reshape(20, 5)
     y = logits.sparse_categorical_crossentropy(np.zeros(20, dtype=np.int64))
-    h_data, probs = weakref.ref(h.data), weakref.ref(y._ctx.probs)   # an output, and an array saved for backward
+    h_data, probs = weakref.ref(h.numpy()), weakref.ref(y._ctx.probs)   # an output, and an array saved for backward
     del h, logits
     y.backward()
     with pytest.raises(RuntimeError, match="retain_graph=True"):
@@ -49,7 +49,7 @@ def test_graph_is_freed_after_backward_down_to_its_skeleton():
     assert h_data() is None and probs() is None
     assert y._ctx.freed and not hasattr(y._ctx, "probs") and not hasattr(y._ctx, "options")
     (reshaped,) = y._ctx.parents
-    assert isinstance(reshaped, Skeleton) and reshaped.shape == (20, 5) and reshaped.data is None
+    assert isinstance(reshaped, Skeleton) and reshaped.shape == (20, 5) and reshaped._data is None
     while type(reshaped._ctx).__name__ == "Reshape":
         (reshaped,) = reshaped._ctx.parents
     product = reshaped
@@ -64,7 +64,7 @@ def test_leaf_gradients_are_arrays_of_their_own():
     because optimizers (gradient clipping, ...) update .grad in place."""
     x, y = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True)
     (x + y).sum().backward()
-    assert x.grad is not y.grad and x.grad.data.flags.writeable
+    assert x.grad is not y.grad and x.grad.numpy().flags.writeable
     x.grad.data *= 10.0
     np.testing.assert_array_equal(y.grad.numpy(), [1.0, 1.0])
     g = Tensor([5.0, 6.0])
@@ -238,7 +238,7 @@ def test_a_freed_graph_keeps_small_values_as_copies_that_pin_nothing():
     assert base() is None
     (product,) = y._ctx.parents
     leaf, constant = product._ctx.parents
-    assert leaf is w and constant.data.tolist() == [0.0, 1.0] and constant.data.base is None
+    assert leaf is w and constant._data.tolist() == [0.0, 1.0] and constant._data.base is None
 
 
 def test_the_walk_takes_tensors_newest_first_and_each_after_all_its_users():
@@ -286,6 +286,6 @@ def test_accumulating_into_an_existing_grad_gives_a_new_array_of_the_sum():
     (x * 2.0).sum().backward()
     first = x.grad
     (x * x).sum().backward()
-    assert x.grad is not first and x.grad.data is not first.data and not x.grad.requires_grad
+    assert x.grad is not first and x.grad.numpy() is not first.numpy() and not x.grad.requires_grad
     np.testing.assert_array_equal(first.numpy(), [2.0, 2.0])
     np.testing.assert_array_equal(x.grad.numpy(), [2.0 + 2.0, 2.0 - 4.0])

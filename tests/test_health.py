@@ -107,8 +107,8 @@ def test_statistics_equal_direct_computations():
     _, loss = model(x, y)
     loss.backward()
     health.after_backward(0, loss)
-    grads = {n: p.grad.data.copy() for n, p in model.named_parameters()}
-    before = {n: p.data.copy() for n, p in model.named_parameters()}
+    grads = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+    before = {n: p.numpy().copy() for n, p in model.named_parameters()}
     opt.step()
     health.after_step(0)
     w = "transformer.h.1.attn.c_attn.weight"

@@ -43,7 +43,7 @@ def make_model(overrides, dtype="float32", seed=0):
     model = GPT(GPTConfig(**BASE, **overrides, dtype=dtype))
     rng = np.random.default_rng(seed)
     for _, p in model.named_parameters():
-        p.data[...] += rng.normal(0, 0.1, p.data.shape).astype(p.data.dtype)
+        p.data[...] += rng.normal(0, 0.1, p.numpy().shape).astype(p.numpy().dtype)
     model.eval()
     return model
 

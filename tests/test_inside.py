@@ -102,9 +102,9 @@ def test_cache_agrees_with_an_independent_computation(shape):
         np.testing.assert_allclose(pattern.sum(-1), 1, rtol=1e-12)
         assert np.all(np.triu(pattern, k=1) == 0)
         np.testing.assert_allclose(pattern, model.attention_maps(IDX)[i], rtol=1e-10, atol=1e-14)
-    emb = model.transformer.wte.weight.data[IDX]
+    emb = model.transformer.wte.weight.numpy()[IDX]
     if model.config.pos == "learned":
-        emb = emb + model.transformer.wpe.weight.data[:11]
+        emb = emb + model.transformer.wpe.weight.numpy()[:11]
     np.testing.assert_array_equal(cache["transformer.h.0.resid_pre"], emb)
 
 

@@ -53,11 +53,11 @@ def test_num_params_by_hand():
 
 def test_state_dict_round_trip():
     a, b = Tiny(seed=0), Tiny(seed=1)
-    assert not np.allclose(a(IDX).data, b(IDX).data)
+    assert not np.allclose(a(IDX).numpy(), b(IDX).numpy())
     b.load_state_dict(a.state_dict())
-    np.testing.assert_array_equal(a(IDX).data, b(IDX).data)
+    np.testing.assert_array_equal(a(IDX).numpy(), b(IDX).numpy())
     a.h[0].attn.c_attn.weight.data[...] = 0                          # loading copied, it did not alias
-    assert np.abs(b.h[0].attn.c_attn.weight.data).max() > 0
+    assert np.abs(b.h[0].attn.c_attn.weight.numpy()).max() > 0
     assert set(a.state_dict()) == {n for n, _ in a.named_parameters()}
 
 
@@ -82,10 +82,10 @@ def test_strict_load_errors_leave_the_model_unchanged(edit, error, words):
 
 def test_non_strict_load_takes_what_matches():
     model, other = Tiny(seed=0), Tiny(seed=1)
-    state = {"ln_f.bias": other.ln_f.bias.data + 1, "not.a.param": np.zeros(3)}
+    state = {"ln_f.bias": other.ln_f.bias.numpy() + 1, "not.a.param": np.zeros(3)}
     model.load_state_dict(state, strict=False)
-    np.testing.assert_array_equal(model.ln_f.bias.data, other.ln_f.bias.data + 1)
-    np.testing.assert_array_equal(model.lm_head.weight.data, Tiny(seed=0).lm_head.weight.data)
+    np.testing.assert_array_equal(model.ln_f.bias.numpy(), other.ln_f.bias.numpy() + 1)
+    np.testing.assert_array_equal(model.lm_head.weight.numpy(), Tiny(seed=0).lm_head.weight.numpy())
 
 
 def test_train_and_eval_switch_dropout_everywhere():
@@ -94,13 +94,13 @@ def test_train_and_eval_switch_dropout_everywhere():
     plain.load_state_dict(model.state_dict())
     model.eval()
     assert all(not m.training for _, m in model.named_modules())
-    np.testing.assert_array_equal(model(IDX).data, model(IDX).data)          # eval: deterministic ...
-    np.testing.assert_allclose(model(IDX).data, plain(IDX).data, rtol=1e-6)  # ... and dropout is the identity
+    np.testing.assert_array_equal(model(IDX).numpy(), model(IDX).numpy())          # eval: deterministic ...
+    np.testing.assert_allclose(model(IDX).numpy(), plain(IDX).numpy(), rtol=1e-6)  # ... and dropout is the identity
     model.train()
     assert all(m.training for _, m in model.named_modules())
-    assert not np.allclose(model(IDX).data, plain(IDX).data)
+    assert not np.allclose(model(IDX).numpy(), plain(IDX).numpy())
     x = Tensor.ones(2, 500)
-    zeroed = model.drop(x).data
+    zeroed = model.drop(x).numpy()
     assert 0 < (zeroed == 0).mean() < 1 and set(np.unique(zeroed)) == {0.0, 2.0}
 
 

@@ -114,16 +114,16 @@ def test_embedding_matches_one_hot_matmul():
     emb = Embedding(7, 3)
     ids = np.array([[0, 6, 2], [2, 2, 5]])
     one_hot = np.eye(7)[ids]                                       # (2, 3, 7)
-    expected = one_hot @ emb.weight.data.astype(np.float64)        # (2, 3, 3)
+    expected = one_hot @ emb.weight.numpy().astype(np.float64)        # (2, 3, 3)
     for given in (ids, ids.tolist(), Tensor(ids), ids.astype(np.uint8)):
         out = emb(given)
         assert out.shape == (2, 3, 3)
-        np.testing.assert_allclose(out.data, expected, rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
     assert emb(4).shape == (3,)
 
 
 def test_embedding_init_is_standard_normal():
-    w = Embedding(500, 40).weight.data
+    w = Embedding(500, 40).weight.numpy()
     assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
 
 
@@ -136,7 +136,7 @@ def test_embedding_repeated_ids_add_their_gradients():
     for b in range(2):
         for t in range(3):
             expected[ids[b][t]] += u[b, t]
-    np.testing.assert_allclose(emb.weight.grad.data, expected)    # row 1: u[0,0] + u[0,1] + u[1,0]
+    np.testing.assert_allclose(emb.weight.grad.numpy(), expected)    # row 1: u[0,0] + u[0,1] + u[1,0]
     assert gradcheck(lambda w: emb(ids), emb.weight)
 
 
@@ -158,8 +158,8 @@ def test_embedding_bad_ids(ids, error, words):
 def test_layernorm_matches_numpy():
     ln = randomize(LayerNorm(6, **F64))
     x = randn(2, 3, 6)
-    np.testing.assert_allclose(ln(x).data, np_layernorm(x.data, ln.weight.data, ln.bias.data), rtol=1e-10)
-    fresh = LayerNorm(6)(x.float()).data                             # ones and zeros: mean 0, std 1
+    np.testing.assert_allclose(ln(x).numpy(), np_layernorm(x.numpy(), ln.weight.numpy(), ln.bias.numpy()), rtol=1e-10)
+    fresh = LayerNorm(6)(x.float()).numpy()                             # ones and zeros: mean 0, std 1
     np.testing.assert_allclose(fresh.mean(-1), 0, atol=1e-6)
     np.testing.assert_allclose(fresh.std(-1), 1, atol=1e-3)
     assert LayerNorm(6, bias=False).bias is None
@@ -168,8 +168,8 @@ def test_layernorm_matches_numpy():
 def test_rmsnorm_matches_numpy():
     rms = randomize(RMSNorm(6, **F64))
     x = randn(2, 3, 6)
-    np.testing.assert_allclose(rms(x).data, np_rmsnorm(x.data, rms.weight.data), rtol=1e-10)
-    out = RMSNorm(4)(Tensor([[3.0, -3.0, 3.0, -3.0]])).data        # rms is 3, so every entry becomes ±1
+    np.testing.assert_allclose(rms(x).numpy(), np_rmsnorm(x.numpy(), rms.weight.numpy()), rtol=1e-10)
+    out = RMSNorm(4)(Tensor([[3.0, -3.0, 3.0, -3.0]])).numpy()        # rms is 3, so every entry becomes ±1
     np.testing.assert_allclose(out, [[1, -1, 1, -1]], rtol=1e-6)
     assert [n for n, _ in rms.named_parameters()] == ["weight"]
 
@@ -191,7 +191,7 @@ def test_norm_wrong_last_dimension(make, name):
 def test_dropout_layer_follows_train_and_eval():
     drop = Dropout(0.5)
     x = Tensor.ones(1000)
-    out = drop(x).data
+    out = drop(x).numpy()
     assert set(np.unique(out)) == {0.0, 2.0}                      # kept entries scaled by 1/(1 - p)
     assert 300 < (out == 0).sum() < 700
     assert drop.eval()(x) is x
@@ -205,7 +205,7 @@ def test_dropout_layer_follows_train_and_eval():
 def test_mlp_matches_numpy(activation):
     mlp = randomize(MLP(4, 6, activation, **F64))
     x = randn(2, 3, 4)
-    np.testing.assert_allclose(mlp(x).data, np_mlp(x.data, mlp.state_dict(), activation), rtol=1e-10)
+    np.testing.assert_allclose(mlp(x).numpy(), np_mlp(x.numpy(), mlp.state_dict(), activation), rtol=1e-10)
     width = 12 if activation == "swiglu" else 6
     assert mlp.c_fc.weight.shape == (width, 4) and mlp.c_proj.weight.shape == (4, 6)
 
@@ -234,7 +234,7 @@ def test_seed_mlp_example(readout, expected):
     mlp.load_state_dict({"c_fc.weight": np.array([[1, 0], [0, 1], [1, -1], [-1, 1]], np.float32),
                          "c_fc.bias": np.zeros(4, np.float32),
                          "c_proj.weight": np.array(readout, np.float32), "c_proj.bias": np.zeros(2, np.float32)})
-    np.testing.assert_allclose(mlp(Tensor([0.860, 1.432])).data, expected, atol=1e-6)
+    np.testing.assert_allclose(mlp(Tensor([0.860, 1.432])).numpy(), expected, atol=1e-6)
 
 
 def test_mlp_bad_inputs():
@@ -250,8 +250,8 @@ def test_mlp_bad_inputs():
 def test_moe_matches_numpy_routing(top_k, activation):
     moe = randomize(MoE(4, 5, n_expert=4, top_k=top_k, activation=activation, **F64), scale=1.0)
     x = randn(2, 5, 4)
-    y, counts, aux = np_moe(x.data, moe.state_dict(), 4, top_k, activation)
-    np.testing.assert_allclose(moe(x).data, y, rtol=1e-10)
+    y, counts, aux = np_moe(x.numpy(), moe.state_dict(), 4, top_k, activation)
+    np.testing.assert_allclose(moe(x).numpy(), y, rtol=1e-10)
     np.testing.assert_array_equal(moe.expert_counts, counts)
     assert moe.expert_counts.sum() == 10 * top_k
     assert moe.aux_loss.item() == pytest.approx(aux, rel=1e-10)
@@ -268,11 +268,11 @@ def test_moe_aux_loss_is_not_a_parameter():
 def test_moe_with_all_experts_is_the_dense_softmax_mixture():
     moe = randomize(MoE(3, 4, n_expert=3, top_k=3, **F64), scale=1.0)
     sd = moe.state_dict()
-    x = randn(6, 3).data
+    x = randn(6, 3).numpy()
     logits = x @ sd["router.weight"].T                                          # (N, E)
     probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
     every = np.stack([np_mlp(x, sd, "gelu", prefix=f"experts.{e}.") for e in range(3)])  # (E, N, C)
-    np.testing.assert_allclose(moe(Tensor(x)).data, np.einsum("ne,enc->nc", probs, every), rtol=1e-10)
+    np.testing.assert_allclose(moe(Tensor(x)).numpy(), np.einsum("ne,enc->nc", probs, every), rtol=1e-10)
 
 
 def test_moe_uniform_router_probabilities_give_aux_loss_top_k():
@@ -294,7 +294,7 @@ def test_moe_runs_only_the_chosen_experts():
             rows_seen[e] = rows_seen.get(e, 0) + x.shape[0]
             return forward(x)
         expert.forward = counting
-    x = Tensor(np.abs(randn(2, 5, 3).data) + 0.1, **F64)                        # positive: expert 3 loses
+    x = Tensor(np.abs(randn(2, 5, 3).numpy()) + 0.1, **F64)                        # positive: expert 3 loses
     moe(x)
     assert 3 not in rows_seen                                                   # never called
     assert sum(rows_seen.values()) == 10 * 2                                    # each token runs k experts
@@ -338,9 +338,9 @@ def np_block(x, sd, n_head, prenorm=True, norm="layernorm", activation="gelu"):
 def test_block_matches_numpy(kwargs):
     block = randomize(Block(8, 2, mlp_hidden=12, **kwargs, **F64))
     x = randn(2, 4, 8)
-    expected = np_block(x.data, block.state_dict(), 2, kwargs.get("prenorm", True), kwargs.get("norm", "layernorm"),
+    expected = np_block(x.numpy(), block.state_dict(), 2, kwargs.get("prenorm", True), kwargs.get("norm", "layernorm"),
                         kwargs.get("mlp", "gelu"))
-    np.testing.assert_allclose(block(x).data, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(block(x).numpy(), expected, rtol=1e-9, atol=1e-12)
     assert block.aux_loss is None
 
 
@@ -349,8 +349,8 @@ def test_pre_and_post_norm_differ():
     post = Block(8, 2, prenorm=False, **F64)
     post.load_state_dict(pre.state_dict())
     x = randn(1, 3, 8)
-    assert np.abs(pre(x).data - post(x).data).max() > 0.1
-    z = (post(x).data - post.ln_2.bias.data) / post.ln_2.weight.data   # post-norm ends in ln_2: z is standardised
+    assert np.abs(pre(x).numpy() - post(x).numpy()).max() > 0.1
+    z = (post(x).numpy() - post.ln_2.bias.numpy()) / post.ln_2.weight.numpy()  # post-norm ends in ln_2: standardised
     np.testing.assert_allclose(z.mean(-1), 0, atol=1e-9)
     np.testing.assert_allclose(z.std(-1), 1, rtol=1e-4)
 
@@ -364,11 +364,11 @@ def test_block_gradcheck(kwargs):
 def test_moe_block_matches_numpy_and_exposes_aux_loss():
     block = randomize(Block(4, 2, mlp_hidden=6, n_expert=3, top_k=2, **F64), scale=0.7)
     sd = block.state_dict()
-    x = randn(2, 3, 4).data
+    x = randn(2, 3, 4).numpy()
     h = x + np_attention(np_layernorm(x, sd["ln_1.weight"], sd["ln_1.bias"]), sd, 2)
     moe_sd = {k[len("mlp."):]: v for k, v in sd.items() if k.startswith("mlp.")}
     y, counts, aux = np_moe(np_layernorm(h, sd["ln_2.weight"], sd["ln_2.bias"]), moe_sd, 3, 2, "gelu")
-    np.testing.assert_allclose(block(Tensor(x)).data, h + y, rtol=1e-9)
+    np.testing.assert_allclose(block(Tensor(x)).numpy(), h + y, rtol=1e-9)
     assert isinstance(block.mlp, MoE) and block.aux_loss.item() == pytest.approx(aux, rel=1e-9)
     np.testing.assert_array_equal(block.mlp.expert_counts, counts)
 
@@ -390,11 +390,11 @@ def test_block_passes_kv_cache_and_weights_through():
     x = randn(1, 5, 8)
     full, weights = block(x, return_weights=True)
     assert weights.shape == (1, 2, 5, 5)
-    np.testing.assert_allclose(weights.data.sum(-1), 1, rtol=1e-12)
-    assert np.all(np.triu(weights.data[0, 0], k=1) == 0)                       # causal
+    np.testing.assert_allclose(weights.numpy().sum(-1), 1, rtol=1e-12)
+    assert np.all(np.triu(weights.numpy()[0, 0], k=1) == 0)                       # causal
     cache = KVCache()
     steps = [block(x[:, t:t + 1], kv_cache=cache) for t in range(5)]           # one token at a time
-    np.testing.assert_allclose(np.concatenate([s.data for s in steps], axis=1), full.data, rtol=1e-9)
+    np.testing.assert_allclose(np.concatenate([s.numpy() for s in steps], axis=1), full.numpy(), rtol=1e-9)
 
 
 def test_block_residual_dropout_follows_train_and_eval():
@@ -402,9 +402,9 @@ def test_block_residual_dropout_follows_train_and_eval():
     plain = Block(8, 2, **F64)
     plain.load_state_dict(block.state_dict())
     x = randn(2, 4, 8)
-    np.testing.assert_allclose(block.eval()(x).data, plain(x).data, rtol=1e-12)
+    np.testing.assert_allclose(block.eval()(x).numpy(), plain(x).numpy(), rtol=1e-12)
     block.train()
-    assert np.abs(block(x).data - plain(x).data).max() > 1e-3
+    assert np.abs(block(x).numpy() - plain(x).numpy()).max() > 1e-3
 
 
 @pytest.mark.parametrize("make, error, pattern", [
@@ -465,5 +465,5 @@ def test_two_layer_transformer_learns_the_copy_task():
     assert time.perf_counter() - start < 60
     first = rng.integers(0, vocab, size=(256, half))                 # unseen sequences, greedy predictions
     seq = np.concatenate([first, first], axis=1)
-    predicted = model.eval()(seq[:, :-1]).data.argmax(-1)[:, half - 1:]
+    predicted = model.eval()(seq[:, :-1]).numpy().argmax(-1)[:, half - 1:]
     assert (predicted == first).mean() > 0.99

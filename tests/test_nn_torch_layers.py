@@ -33,8 +33,9 @@ def test_sequential_names_children_by_index_and_runs_them_in_order():
     net = nn.Sequential(nn.Linear(3, 4, dtype="float64"), nn.Tanh(), nn.Linear(4, 2, dtype="float64"))
     assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     x = randn(5, 3)
-    expected = np.tanh(x.data @ net[0].weight.data.T + net[0].bias.data) @ net[2].weight.data.T + net[2].bias.data
-    np.testing.assert_allclose(net(x).data, expected, rtol=1e-12)
+    (w0, b0), (w2, b2) = ((net[i].weight.numpy(), net[i].bias.numpy()) for i in (0, 2))
+    expected = np.tanh(x.numpy() @ w0.T + b0) @ w2.T + b2
+    np.testing.assert_allclose(net(x).numpy(), expected, rtol=1e-12)
     assert len(net) == 3 and isinstance(net[1], nn.Tanh) and len(net[:2]) == 2 and list(net)[2] is net[2]
 
 
@@ -80,7 +81,7 @@ def test_containers_gradcheck():
 ])
 def test_activation_values_and_gradcheck(layer, reference):
     x = randn(3, 2, 2, seed=3, requires_grad=True)
-    np.testing.assert_allclose(layer(x).data, reference(x.data), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(layer(x).numpy(), reference(x.numpy()), rtol=1e-12, atol=1e-14)
     assert gradcheck(lambda x: layer(x), x)
 
 
@@ -102,11 +103,12 @@ def np_batchnorm(x, w, b, axes, eps=1e-5):
 def test_batchnorm_train_values_running_stats_and_gradcheck(shape, axes):
     bn = randomize(nn.BatchNorm1d(4, dtype="float64"))
     x = randn(*shape, seed=2, requires_grad=True)
-    np.testing.assert_allclose(bn(x).data, np_batchnorm(x.data, bn.weight.data, bn.bias.data, axes), rtol=1e-12)
+    expected = np_batchnorm(x.numpy(), bn.weight.numpy(), bn.bias.numpy(), axes)
+    np.testing.assert_allclose(bn(x).numpy(), expected, rtol=1e-12)
     n = x.numel() // 4
-    np.testing.assert_allclose(bn.running_mean.data, 0.1 * x.data.mean(axis=axes), rtol=1e-12)
-    np.testing.assert_allclose(bn.running_var.data, 0.9 + 0.1 * x.data.var(axis=axes) * n / (n - 1), rtol=1e-12)
-    assert int(bn.num_batches_tracked.data) == 1
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * x.numpy().mean(axis=axes), rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * x.numpy().var(axis=axes) * n / (n - 1), rtol=1e-12)
+    assert int(bn.num_batches_tracked.numpy()) == 1
     assert gradcheck(lambda x, *ps: bn(x), x, *bn.parameters())
 
 
@@ -116,7 +118,8 @@ def test_batchnorm_eval_uses_running_stats_and_one_example_works():
     bn.running_var.data[...] = [4.0, 1.0, 0.25]
     bn.eval()
     x = randn(1, 3, requires_grad=True)
-    np.testing.assert_allclose(bn(x).data, (x.data - [1, 2, 3]) / np.sqrt(np.array([4, 1, 0.25]) + 1e-5), rtol=1e-12)
+    expected = (x.numpy() - [1, 2, 3]) / np.sqrt(np.array([4, 1, 0.25]) + 1e-5)
+    np.testing.assert_allclose(bn(x).numpy(), expected, rtol=1e-12)
     assert gradcheck(lambda x, *ps: bn(x), x, *bn.parameters())
     bn.train()
     with pytest.raises(ValueError, match="more than 1 value per feature"):
@@ -131,7 +134,7 @@ def test_batchnorm_state_dict_holds_buffers_and_momentum_none_averages():
     a, b = randn(4, 2, seed=5), randn(4, 2, seed=6)
     bn(a)
     bn(b)
-    np.testing.assert_allclose(bn.running_mean.data, (a.data.mean(0) + b.data.mean(0)) / 2, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_mean.numpy(), (a.numpy().mean(0) + b.numpy().mean(0)) / 2, rtol=1e-12)
 
 
 def test_batchnorm_matches_pytorch_forward_backward_and_running_stats():
@@ -144,8 +147,8 @@ def test_batchnorm_matches_pytorch_forward_backward_and_running_stats():
         yo, yt = ours(xo), theirs(xt)
     (yo * yo).sum().backward()
     (yt * yt).sum().backward()
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     for key, value in theirs.state_dict().items():
         np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12)
 
@@ -158,7 +161,7 @@ def test_loss_modules_equal_the_functions():
     assert nn.CrossEntropyLoss(label_smoothing=0.1)(logits, y).item() == F.cross_entropy(logits, y,
                                                                                          label_smoothing=0.1).item()
     a, b = randn(3, 2, seed=1), randn(3, 2, seed=2)
-    assert nn.MSELoss(reduction="sum")(a, b).item() == pytest.approx(((a.data - b.data) ** 2).sum(), rel=1e-12)
+    assert nn.MSELoss(reduction="sum")(a, b).item() == pytest.approx(((a.numpy() - b.numpy()) ** 2).sum(), rel=1e-12)
 
 
 def test_register_buffer_apply_modules_children_to():
@@ -194,12 +197,12 @@ def test_zero_grad_set_to_none_false_keeps_zeros():
     lin(Tensor(np.ones((1, 2), np.float32))).sum().backward()
     opt = SGD(lin.parameters(), lr=0.1)
     opt.zero_grad(set_to_none=False)
-    assert all(p.grad is not None and not p.grad.data.any() for p in lin.parameters())
+    assert all(p.grad is not None and not p.grad.numpy().any() for p in lin.parameters())
     opt.zero_grad()
     assert all(p.grad is None for p in lin.parameters())
     lin(Tensor(np.ones((1, 2), np.float32))).sum().backward()
     lin.zero_grad(set_to_none=False)
-    assert lin.weight.grad.data.shape == (2, 2) and not lin.weight.grad.data.any()
+    assert lin.weight.grad.numpy().shape == (2, 2) and not lin.weight.grad.numpy().any()
 
 
 # ---------------------------------------------------------------- init and schedulers
@@ -208,13 +211,13 @@ def test_init_schemes_have_their_bounds_and_spreads():
     w = Tensor(np.zeros((400, 300)))
     bound = math.sqrt(6 / 700)
     init.xavier_uniform_(w)
-    assert np.abs(w.data).max() <= bound and np.abs(w.data).max() > 0.99 * bound
+    assert np.abs(w.numpy()).max() <= bound and np.abs(w.numpy()).max() > 0.99 * bound
     init.kaiming_normal_(w, nonlinearity="relu")
-    assert w.data.std() == pytest.approx(math.sqrt(2 / 300), rel=0.02)
+    assert w.numpy().std() == pytest.approx(math.sqrt(2 / 300), rel=0.02)
     init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5)
-    assert np.abs(w.data).max() <= 0.5
+    assert np.abs(w.numpy()).max() <= 0.5
     init.constant_(w, 3.0)
-    assert (w.data == 3).all()
+    assert (w.numpy() == 3).all()
     assert init.calculate_gain("tanh") == 5 / 3
 
 

@@ -47,15 +47,15 @@ def ref_adam(p, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decou
 
 def run(make_opt, p0, grads, dtype):
     p = Tensor(np.array(p0, dtype=dtype), requires_grad=True)
-    data = p.data
+    data = p.numpy()
     opt = make_opt([p])
     for g in grads:
         p.grad = Tensor(np.array(g, dtype=dtype))
         opt.step()
         opt.zero_grad()
-    assert p.data is data, "the update must be in place"
+    assert p.numpy() is data, "the update must be in place"
     assert p.dtype == dtype
-    return p.data
+    return p.numpy()
 
 
 # name, our optimizer, reference with the same settings
@@ -91,7 +91,7 @@ def test_adam_first_step_is_lr_times_sign():
     p = Tensor(np.zeros(3), requires_grad=True)
     p.grad = Tensor(np.array([1e-3, -5.0, 2e2]))
     Adam([p], lr=0.1).step()
-    np.testing.assert_allclose(p.data, [-0.1, 0.1, -0.1], rtol=1e-5)
+    np.testing.assert_allclose(p.numpy(), [-0.1, 0.1, -0.1], rtol=1e-5)
 
 
 def test_param_groups_have_own_settings_and_none_grads_are_skipped():
@@ -106,10 +106,10 @@ def test_param_groups_have_own_settings_and_none_grads_are_skipped():
         w.grad, b.grad = Tensor(gw[t]), (Tensor(gb[t]) if t != 1 else None)  # b has no grad at step 1
         opt.step()
         opt.zero_grad()
-    np.testing.assert_allclose(w.data, ref_adam(w0, gw, 0.01, weight_decay=0.3, decoupled=True), rtol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_adam(w0, gw, 0.01, weight_decay=0.3, decoupled=True), rtol=1e-12)
     # b skipped step 1 entirely: its own step count and moments see only the other three gradients
-    np.testing.assert_allclose(b.data, ref_adam(b0, [gb[0], gb[2], gb[3]], 0.05), rtol=1e-12)
-    np.testing.assert_array_equal(frozen.data, frozen0)
+    np.testing.assert_allclose(b.numpy(), ref_adam(b0, [gb[0], gb[2], gb[3]], 0.05), rtol=1e-12)
+    np.testing.assert_array_equal(frozen.numpy(), frozen0)
     assert id(frozen) not in opt.state and opt.state[id(b)]["step"] == 3
 
 
@@ -131,7 +131,7 @@ def test_schedule_through_group_lr():
                 opt.step()
             assert p.dtype == np.float32
             assert all(v.dtype == np.float32 for v in opt.state[id(p)].values() if isinstance(v, np.ndarray))
-            results[-1].append(p.data)
+            results[-1].append(p.numpy())
     for python_lr, numpy_lr in results:
         np.testing.assert_array_equal(numpy_lr, python_lr)
     ref = p0.copy()
@@ -157,8 +157,8 @@ def test_step_after_backward_with_shared_readonly_grads():
     (a + b).sum().backward()
     opt = SGD([a, b], lr=0.5, momentum=0.9, weight_decay=0.1)
     opt.step()
-    np.testing.assert_allclose(a.data, [1 - 0.5 * (1 + 0.1), 2 - 0.5 * (1 + 0.2)], rtol=1e-6)
-    np.testing.assert_allclose(b.data, [3 - 0.5 * (1 + 0.3), 4 - 0.5 * (1 + 0.4)], rtol=1e-6)
+    np.testing.assert_allclose(a.numpy(), [1 - 0.5 * (1 + 0.1), 2 - 0.5 * (1 + 0.2)], rtol=1e-6)
+    np.testing.assert_allclose(b.numpy(), [3 - 0.5 * (1 + 0.3), 4 - 0.5 * (1 + 0.4)], rtol=1e-6)
 
 
 # ---------------------------------------------------------------- state dicts
@@ -187,7 +187,7 @@ def test_state_dict_round_trip_continues_identically(make_opt):
     ps, opt = make_pair(make_opt)
     steps(ps, opt, grads[:3])
     sd = opt.state_dict()
-    saved_params = [p.data.copy() for p in ps]
+    saved_params = [p.numpy().copy() for p in ps]
     steps(ps, opt, grads[3:])                       # keeps going: must not change the saved state dict
     ps2, opt2 = make_pair(make_opt, seed=99)
     for p, d in zip(ps2, saved_params):
@@ -195,7 +195,7 @@ def test_state_dict_round_trip_continues_identically(make_opt):
     opt2.load_state_dict(sd)
     steps(ps2, opt2, grads[3:])
     for p, p2 in zip(ps, ps2):
-        np.testing.assert_array_equal(p.data, p2.data)
+        np.testing.assert_array_equal(p.numpy(), p2.numpy())
 
 
 def test_state_dict_contents():
@@ -242,7 +242,7 @@ def test_load_mismatched_state_is_an_error_and_changes_nothing(mutate, match):
     (lambda p: SGD([p, p], lr=0.1), "more than once"),
     (lambda p: SGD([], lr=0.1), "empty"),
     (lambda p: SGD(p, lr=0.1), "single Tensor"),
-    (lambda p: SGD([p.data], lr=0.1), "not a Tensor"),
+    (lambda p: SGD([p.numpy()], lr=0.1), "not a Tensor"),
 ])
 def test_bad_arguments(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -264,10 +264,10 @@ def test_clip_grad_norm_scales_to_max_norm():
     total = clip_grad_norm([a, b, c], max_norm=6.5)                        # c has no grad: ignored
     assert isinstance(total, float) and total == pytest.approx(13.0)
     scale = 6.5 / (13 + 1e-6)
-    np.testing.assert_allclose(a.grad.data, [3 * scale, 4 * scale], rtol=1e-6)
-    np.testing.assert_allclose(b.grad.data, [12 * scale], rtol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), [3 * scale, 4 * scale], rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), [12 * scale], rtol=1e-6)
     assert a.grad.dtype == np.float32 and c.grad is None
-    new_norm = math.sqrt(np.sum(a.grad.data.astype(np.float64) ** 2) + np.sum(b.grad.data.astype(np.float64) ** 2))
+    new_norm = math.sqrt(sum(np.sum(t.grad.numpy().astype(np.float64) ** 2) for t in (a, b)))
     assert new_norm == pytest.approx(6.5, rel=1e-6)
 
 
@@ -277,7 +277,7 @@ def test_clip_grad_norm_epsilon():
     a = Tensor(np.zeros(2), requires_grad=True)
     a.grad = Tensor(np.array([6e-5, 8e-5]))
     assert clip_grad_norm(a, 5e-5) == pytest.approx(1e-4, rel=1e-12)
-    np.testing.assert_allclose(a.grad.data, np.array([6e-5, 8e-5]) * (5e-5 / (1e-4 + 1e-6)), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), np.array([6e-5, 8e-5]) * (5e-5 / (1e-4 + 1e-6)), rtol=1e-12)
 
 
 def test_clip_grad_norm_below_max_does_nothing():
@@ -286,7 +286,7 @@ def test_clip_grad_norm_below_max_does_nothing():
     g = a.grad
     assert clip_grad_norm([a], 1.5) == pytest.approx(1.0)
     assert a.grad is g
-    np.testing.assert_array_equal(a.grad.data, [0.6, 0.8])
+    np.testing.assert_array_equal(a.grad.numpy(), [0.6, 0.8])
 
 
 def test_clip_grad_norm_with_shared_gradient():
@@ -294,8 +294,8 @@ def test_clip_grad_norm_with_shared_gradient():
     a, b = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True)
     (a + b).sum().backward()                                               # every grad entry is 1, ‖g‖ = 2
     assert clip_grad_norm([a, b], 1.0) == pytest.approx(2.0)
-    np.testing.assert_allclose(a.grad.data, [0.5, 0.5], rtol=1e-5)
-    np.testing.assert_allclose(b.grad.data, [0.5, 0.5], rtol=1e-5)
+    np.testing.assert_allclose(a.grad.numpy(), [0.5, 0.5], rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), [0.5, 0.5], rtol=1e-5)
 
 
 # ---------------------------------------------------------------- cosine_schedule
@@ -362,7 +362,7 @@ def test_adam_updates_a_group_as_one_flat_array_and_matches_per_parameter_formul
         opt.step()
     for p, a, gs in zip(params, start, grads):
         expected = ref_adam(a, [g for g in gs if g is not None], lr=0.05, weight_decay=0.1, decoupled=True)
-        np.testing.assert_allclose(p.data, expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(p.numpy(), expected, rtol=1e-12, atol=1e-12)
     state = opt.state[id(params[0])]
     assert state["exp_avg"].base is not None               # a view of the group's flat buffer
     assert opt.state_dict()["state"][0]["exp_avg"].shape == (3, 4)

@@ -85,11 +85,11 @@ def test_abs_has_the_gradient_of_abs():
 def test_array_protocol_gives_the_numeric_array():
     t = Tensor([[1.0, 2.0], [3.0, 4.0]])
     a = np.asarray(t)
-    assert a.dtype == np.float32 and a.shape == (2, 2) and a is t.data
+    assert a.dtype == np.float32 and a.shape == (2, 2) and a is t.numpy()
     b = np.array(t, dtype=np.float64)
     assert b.dtype == np.float64 and b.tolist() == [[1, 2], [3, 4]]
     c = np.array(t)                                                   # np.array copies by default
-    assert c is not t.data and c.tolist() == t.tolist()
+    assert c is not t.numpy() and c.tolist() == t.tolist()
     assert np.asarray([Tensor(1.0), Tensor(2.0)]).dtype == np.float32  # a list of 0-d tensors: numbers
 
 
@@ -105,11 +105,11 @@ def test_iteration_goes_over_the_first_axis_and_refuses_0d():
 
 def test_sgd_idiom_updates_the_parameter_itself():
     w = Tensor([1.0, -2.0], requires_grad=True)
-    params, array = [w], w.data
+    params, array = [w], w.numpy()
     (w * w).sum().backward()                                          # grad = 2w = [2, -4]
     with no_grad():
         w -= 0.25 * w.grad
-    assert w is params[0] and w.data is array and w.requires_grad
+    assert w is params[0] and w.numpy() is array and w.requires_grad
     np.testing.assert_array_equal(w.numpy(), [0.5, -1.0])
 
 
@@ -135,9 +135,9 @@ def test_sgd_with_no_grad_trains_a_linear_fit():
                                           (operator.imul, [2.0, 4.0]), (operator.itruediv, [0.5, 1.0])])
 def test_inplace_ops_on_a_tensor_without_grad_keep_object_array_and_dtype(op, expected):
     t = Tensor([1.0, 2.0])
-    same, array = t, t.data
+    same, array = t, t.numpy()
     t = op(t, Tensor(np.array([2.0, 2.0])))                          # t op= float64 operand: stays float32
-    assert t is same and t.data is array and t.dtype == np.float32
+    assert t is same and t.numpy() is array and t.dtype == np.float32
     np.testing.assert_array_equal(t.numpy(), expected)
 
 

@@ -124,7 +124,7 @@ for _ in range(2):
     opt.zero_grad()
     model(x, y)[1].backward()
     opt.step()
-print(hashlib.sha256(b"".join(p.data.tobytes() for p in model.parameters())).hexdigest())
+print(hashlib.sha256(b"".join(p.numpy().tobytes() for p in model.parameters())).hexdigest())
 """
 
 

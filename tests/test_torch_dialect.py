@@ -325,18 +325,58 @@ def test_item_tolist_numpy_T_mT():
         _ = Tensor.zeros(3).mT
 
 
-def test_data_is_readable_and_assignable_and_the_sgd_lines_update_in_place():
+def test_data_is_a_tensor_sharing_the_array_outside_the_graph():
     p = Tensor([1.0, 2.0], requires_grad=True)
-    (p * p).sum().backward()
+    d = p.data
+    assert isinstance(d, Tensor) and d.numpy() is p.numpy()         # shares memory ...
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf  # ... and is detached
+    assert d.dtype == p.dtype and d.shape == p.shape
+    y = p * 2                                                       # an intermediate's .data too
+    assert y.data.numpy() is y.numpy() and not y.data.requires_grad
+
+
+def test_data_sgd_lines_update_the_parameter_in_place():
+    p = Tensor([1.0, 2.0], requires_grad=True)
+    array = p.numpy()
+    (p * p).sum().backward()                                  # grad 2p = [2, 4]
     p.data += -0.1 * p.grad                                   # the course's SGD line
-    assert isinstance(p.data, np.ndarray) and p.data.dtype == np.float32
     np.testing.assert_allclose(p.numpy(), [0.8, 1.6], rtol=1e-6)
+    assert p.numpy() is array and p.dtype == np.float32 and p.requires_grad
     p.data -= 0.5 * p.grad.data                               # the README's
     np.testing.assert_allclose(p.numpy(), [-0.2, -0.4], rtol=1e-6)
+    p.data.add_(p.grad, alpha=-0.25)                          # PyTorch's SGD: p -= 0.25 g
+    np.testing.assert_allclose(p.numpy(), [-0.7, -1.4], rtol=1e-6)
+    assert p.numpy() is array
+
+
+def test_data_init_and_zero_lines_of_pytorch_programs():
+    Tensor.manual_seed(0)
+    w = Tensor.zeros(200, 100, requires_grad=True)
+    w.data.normal_(0, 0.02)                                   # GPT-2's init, written into w
+    assert abs(float(w.numpy().std()) - 0.02) < 0.001 and abs(float(w.numpy().mean())) < 0.001
+    (w * w).sum().backward()
+    assert np.abs(w.grad.numpy()).max() > 0
+    w.grad.data.zero_()                                       # the old optimizers' zero_grad
+    assert not w.grad.numpy().any()
+    w.data.copy_(Tensor.ones(200, 100))
+    w.data.fill_(3.0)
+    assert (w.numpy() == 3).all() and w.requires_grad
+
+
+def test_data_assignment_takes_a_tensors_or_an_arrays_values():
+    p = Tensor([1.0, 2.0], requires_grad=True)
     p.data = Tensor([5.0, 6.0])                               # a Tensor's array is taken
-    assert isinstance(p.data, np.ndarray) and p.tolist() == [5.0, 6.0] and p.requires_grad
+    assert isinstance(p.numpy(), np.ndarray) and p.tolist() == [5.0, 6.0] and p.requires_grad
     p.data = np.array([7.0, 8.0], dtype=np.float32)
-    assert p.tolist() == [7.0, 8.0]
+    assert p.tolist() == [7.0, 8.0] and p.is_leaf
+
+
+def test_data_writes_are_not_recorded_and_the_gradient_stays_right():
+    x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x                                                 # saves x for backward
+    x.data.mul_(2.0)                                          # PyTorch's escape hatch: not recorded, not counted
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0, 12.0])  # 2x read after the write, as PyTorch gives
 
 
 # ---------------------------------------------------------------- in-place methods, with PyTorch's rules
@@ -363,8 +403,8 @@ INPLACE = [
 def test_inplace_methods_match_pytorch_and_keep_the_same_tensor(what, call):
     data = np.array([[1.0, -2.0, 0.25], [0.75, 3.0, -1.0]], dtype=np.float32)
     x, t = Tensor(data.copy()), torch.tensor(data.copy())
-    array = x.data
-    assert call(x) is x and x.data is array                   # no grad needed: written in place
+    array = x.numpy()
+    assert call(x) is x and x.numpy() is array                   # no grad needed: written in place
     call(t)
     np.testing.assert_allclose(x.numpy(), t.numpy(), rtol=1e-7)
     w, tw = Tensor(data.copy(), requires_grad=True), torch.tensor(data.copy(), requires_grad=True)
@@ -631,13 +671,13 @@ def test_setitem_writes_what_pytorch_writes(name, write):
 def test_setitem_converts_to_the_tensors_dtype_and_keeps_the_in_place_rules():
     ids = Tensor(np.zeros(3, np.int64))
     ids[1] = 2.7                                       # truncated toward 0, as PyTorch does
-    assert ids.data.tolist() == [0, 2, 0] and ids.dtype == np.int64
+    assert ids.numpy().tolist() == [0, 2, 0] and ids.dtype == np.int64
     w = Tensor(np.ones(3), requires_grad=True)
     with pytest.raises(RuntimeError, match="setitem: a leaf tensor that requires grad"):
         w[0] = 5.0
     with no_grad():
         w[0] = 5.0
-    assert w.data.tolist() == [5.0, 1.0, 1.0]
+    assert w.numpy().tolist() == [5.0, 1.0, 1.0]
     with pytest.raises(ValueError, match=r"value of shape \(4,\) does not fit x\[index\] of shape \(3,\)"):
         Tensor(np.zeros((2, 3)))[0] = np.ones(4)
     with pytest.raises(IndexError, match=r"setitem: index 5 is out of bounds.*tensor shape \(2, 3\)"):

@@ -70,12 +70,12 @@ def test_tensor_dtypes_and_copies_follow_pytorch():
     a = np.zeros(3)
     copied, shared = torch.tensor(a), torch.from_numpy(a)
     a[0] = 5
-    assert copied.data[0] == 0 and shared.data[0] == 5
+    assert copied.numpy()[0] == 0 and shared.numpy()[0] == 5
     assert torch.full((2,), 3).dtype == torch.int64 and torch.full((2,), 0.5).dtype == torch.float32
     assert torch.arange(5).dtype == torch.int64 and torch.zeros(2, 3, dtype=torch.double).dtype == np.float64
     assert torch.tensor([torch.tensor(1.5), 2.0]).tolist() == [1.5, 2.0]
     assert torch.Size([2, 3]).numel() == 6 and torch.numel(torch.ones(2, 3)) == 6
-    np.testing.assert_array_equal(torch.tril(torch.ones(3, 3)).data, np.tril(np.ones((3, 3))))
+    np.testing.assert_array_equal(torch.tril(torch.ones(3, 3)).numpy(), np.tril(np.ones((3, 3))))
 
 
 def test_generator_draws_are_reproducible_and_independent_of_the_global_stream():
@@ -83,21 +83,21 @@ def test_generator_draws_are_reproducible_and_independent_of_the_global_stream()
     a = torch.randn(3, generator=g)
     torch.manual_seed(0)
     b = torch.randn(3, generator=torch.Generator().manual_seed(42))
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
     torch.manual_seed(1)
     x = torch.rand(4)
     torch.randn(3, generator=g)              # does not advance the global stream
     torch.manual_seed(1)
-    np.testing.assert_array_equal(x.data, torch.rand(4).data)
+    np.testing.assert_array_equal(x.numpy(), torch.rand(4).numpy())
     g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
     p = torch.tensor([0.1, 0.2, 0.7])
     assert torch.multinomial(p, 5, replacement=True, generator=g1).tolist() == \
         torch.multinomial(p, 5, replacement=True, generator=g2).tolist()
     assert sorted(torch.randperm(6, generator=g1).tolist()) == list(range(6))
     r = torch.randint(3, 7, (100,), generator=g1)
-    assert r.dtype == torch.int64 and 3 <= r.data.min() and r.data.max() < 7
+    assert r.dtype == torch.int64 and 3 <= r.numpy().min() and r.numpy().max() < 7
     w = nn.init.normal_(torch.empty(1000), mean=2.0, std=0.5, generator=g2)
-    assert abs(w.data.mean() - 2.0) < 0.1 and abs(w.data.std() - 0.5) < 0.05
+    assert abs(w.numpy().mean() - 2.0) < 0.1 and abs(w.numpy().std() - 0.5) < 0.05
 
 
 def test_grad_mode_context_managers_and_decorators():
@@ -142,7 +142,7 @@ def test_save_load_round_trips_tensors_state_dicts_and_nested_structures(tmp_pat
         np.testing.assert_array_equal(twin.state_dict()[key], value)
     assert set(back["optim"]["state"]) == {0, 1, 2, 3}
     opt2 = torch.optim.AdamW(twin.parameters())
-    opt2.load_state_dict({"state": {k: {n: (v.data if isinstance(v, Tensor) else v) for n, v in s.items()}
+    opt2.load_state_dict({"state": {k: {n: (v.numpy() if isinstance(v, Tensor) else v) for n, v in s.items()}
                                     for k, s in back["optim"]["state"].items()},
                           "param_groups": back["optim"]["param_groups"]})
     buffer = io.BytesIO()

@@ -120,7 +120,7 @@ class Walk:
             if self.wanted is not None and node in self.wanted:
                 self.found[node] = g
             if self.retain:
-                node._last_grad = g.data  # kept for draw_graph(show_grads=True)
+                node._last_grad = g._data  # kept for draw_graph(show_grads=True)
             if _retained and self.wanted is None and _is_retained(node):
                 _keep_grad(node, g, self.create_graph)   # retain_grad(): an intermediate keeps its .grad
             grads = _unchecked_backward(ctx, g, node) if self.anomaly else ctx.backward(g, node)
@@ -137,9 +137,9 @@ class Walk:
         passed = [(p, pg) for p, pg in zip(node._ctx.parents, grads) if p.requires_grad and pg is not None]
         if self.anomaly:
             for _, pg in passed:
-                check_finite(node._ctx, pg.data, "backward gradient")
+                check_finite(node._ctx, pg._data, "backward gradient")
         if self.on_step is not None:
-            self.on_step(node, g, [(p, pg if pg.data.dtype == p.data.dtype else pg.cast(p.dtype)) for p, pg in passed])
+            self.on_step(node, g, [(p, pg if pg.dtype == p.dtype else pg.cast(p.dtype)) for p, pg in passed])
 
     def leaf(self, node, g) -> None:
         """A leaf's complete gradient: the answer for `grad()`, else added into its `.grad`."""
@@ -159,7 +159,7 @@ class Walk:
         else:
             node.grad = type(g)._result(node.grad._data + g._data, None)
         if self.retain:
-            node._last_grad = g.data      # kept for draw_graph(show_grads=True)
+            node._last_grad = g._data      # kept for draw_graph(show_grads=True)
         if self.on_step is not None:
             self.on_step(node, g, [])
 
@@ -208,10 +208,10 @@ def seed(out: Tensor, g, op: str, argument: str) -> Tensor:
         raise RuntimeError(f"{op}: this tensor does not require grad (no input had requires_grad=True, "
                            "or it was computed under no_grad())")
     if g is None:
-        if out.data.size != 1:
+        if out._data.size != 1:
             raise RuntimeError(f"{op}: output of shape {out.shape} is not a scalar; reduce it first "
                                f"(e.g. .sum()) or pass {argument}= with the same shape")
-        return out._result(np.ones_like(out.data), None)
+        return out._result(np.ones_like(out._data), None)
     g = g if hasattr(g, "_ctx") else out._result(np.asarray(g, dtype=out.dtype), None)   # a Tensor, or an array
     if g.shape != out.shape:
         raise ValueError(f"{op}: gradient of shape {g.shape} does not match output of shape {out.shape}")

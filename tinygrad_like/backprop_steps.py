@@ -102,12 +102,12 @@ def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | 
         waiting.pop(k, None)
         nodes[k] = dict(label=_label(node), name=_tensor_name(node), shape=node.shape, leaf=node._ctx is None)
         frame = dict(node=k, label=nodes[k]["label"], name=nodes[k]["name"], shape=node.shape,
-                     value=show(node.data, "x"), received=show(g.data), passed=[], leaf_changed=None,
+                     value=show(node._data, "x"), received=show(g._data), passed=[], leaf_changed=None,
                      rule="" if node._ctx is None else rule(node._ctx))
         for parent, pg in passed:
             pk = key(parent)
             edges.append((k, pk))
-            arr = np.array(pg.data, dtype=np.float64)
+            arr = np.array(pg._data, dtype=np.float64)
             if pk in waiting:
                 waiting[pk][0] = waiting[pk][0] + arr
                 waiting[pk][1] += 1
@@ -122,7 +122,7 @@ def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | 
         frame["waiting"] = [(wk, show(s), n) for wk, (s, n) in waiting.items()]
         frames.append(frame)
 
-    seed = Tensor._result(np.ones_like(loss.data), None)
+    seed = Tensor._result(np.ones_like(loss._data), None)
     backprop([loss], [seed], retain_graph=retain_graph, on_step=on_step)
     svg = _svg(nodes, edges, [f["node"] for f in frames], key(loss))
     page = _page(title or "Stepping through backprop", frames, svg, initial, nodes)

@@ -149,7 +149,7 @@ def attention_softmax(scores: Tensor) -> Tensor:
     scaled_dot_product_attention gives, instead of 0/0 = NaN. (A plain softmax of such a row is NaN,
     in PyTorch too.) The dead rows' scores are replaced by 0 before the softmax, so that no NaN
     reaches the backward pass either."""
-    dead = np.isneginf(scores.data).all(-1, keepdims=True)
+    dead = np.isneginf(scores._data).all(-1, keepdims=True)
     if not dead.any():
         return scores.softmax(-1)
     dead = scores._result(dead, None)
@@ -264,7 +264,7 @@ class CompositeMixin:
         ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
         tinygrad_like.functional.cross_entropy.
         """
-        targets = np.asarray(targets.data if isinstance(targets, type(self)) else targets)
+        targets = np.asarray(targets._data if isinstance(targets, type(self)) else targets)
         if targets.shape != self.shape[:-1]:
             raise ShapeError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
                              f"{self.shape[:-1]}, got {targets.shape}")
@@ -308,7 +308,7 @@ class CompositeMixin:
             raise NotImplementedError("nll_loss: class weights are not supported")
         ignore_index = -100 if ignore_index is None else ignore_index
         logp = self._classes_last()
-        targets = np.asarray(target.data if isinstance(target, type(self)) else target)
+        targets = np.asarray(target._data if isinstance(target, type(self)) else target)
         n_class = logp.shape[-1]
         if targets.shape != logp.shape[:-1]:
             raise ShapeError(f"nll_loss: input {self.shape} needs target of shape {logp.shape[:-1]}, "
@@ -322,7 +322,7 @@ class CompositeMixin:
             raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
         if reduction == "none":                                                   # 0 at ignored positions
             keep = type(self)._result(flat != ignore_index, None)
-            every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep.data, flat, 0)]
+            every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep._data, flat, 0)]
             return keep.where(every, 0.0).reshape(targets.shape)
         picked = -logp.reshape(-1, n_class)[rows, flat[rows]]                      # (M,)
         return picked.sum() if reduction == "sum" else picked.sum() / max(len(rows), 1)

@@ -166,8 +166,8 @@ class CreationMixin:
         if self.dtype.kind not in "iu":
             raise TypeError(f"one_hot: needs an integer tensor of class indices, got dtype {self.dtype}")
         if num_classes == -1:
-            num_classes = int(self.data.max()) + 1 if self.data.size else 0
-        bad = self.data[(self.data < 0) | (self.data >= num_classes)]
+            num_classes = int(self._data.max()) + 1 if self._data.size else 0
+        bad = self._data[(self._data < 0) | (self._data >= num_classes)]
         if bad.size:
             raise ValueError(f"one_hot: class index {bad.flat[0]} is outside [0, {num_classes}) (shape {self.shape})")
-        return type(self)((self.data[..., None] == np.arange(num_classes)).astype(np.int64))
+        return type(self)((self._data[..., None] == np.arange(num_classes)).astype(np.int64))

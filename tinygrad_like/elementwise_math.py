@@ -96,15 +96,15 @@ class ElementwiseMathMixin:
 
     def round(self, decimals: int = 0) -> Tensor:
         """Round half to even (0.5 -> 0, 1.5 -> 2), as PyTorch and numpy do. No gradient: a step function."""
-        return _constant(self, np.round(self.data, decimals))
+        return _constant(self, np.round(self._data, decimals))
 
     def floor(self) -> Tensor:
         """Largest integer <= x, in x's dtype. No gradient."""
-        return _constant(self, np.floor(self.data))
+        return _constant(self, np.floor(self._data))
 
     def ceil(self) -> Tensor:
         """Smallest integer >= x, in x's dtype. No gradient."""
-        return _constant(self, np.ceil(self.data))
+        return _constant(self, np.ceil(self._data))
 
     def lerp(self, end, weight) -> Tensor:
         """self + weight·(end - self): weight 0 gives self, 1 gives end (weight a number or a tensor)."""
@@ -113,12 +113,12 @@ class ElementwiseMathMixin:
     def isclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
         """Boolean tensor: |self - other| <= atol + rtol·|other| (infinities close to themselves).
         PyTorch's defaults; broadcasts like any binary op. No gradient."""
-        other = other.data if isinstance(other, type(self)) else other
-        return self._result(np.isclose(self.data, other, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
+        other = other._data if isinstance(other, type(self)) else other
+        return self._result(np.isclose(self._data, other, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
 
     def allclose(self, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
         """True when every entry is `isclose` (a Python bool, as in PyTorch)."""
-        return bool(self.isclose(other, rtol, atol, equal_nan).data.all())
+        return bool(self.isclose(other, rtol, atol, equal_nan)._data.all())
 
     clip = clamp
 
@@ -127,16 +127,16 @@ class ElementwiseMathMixin:
         """⌊self / other⌋ (PyTorch's and Python's floor division, also for negative numbers). No gradient:
         the derivative is 0 wherever it exists."""
         a, b = self._pair(other)
-        if a.dtype.kind != "f" and not b.data.all():
+        if a.dtype.kind != "f" and not b._data.all():
             raise ZeroDivisionError(f"floor_divide: integer division by zero (shapes {a.shape} and {b.shape})")
-        return self._result(np.floor_divide(a.data, b.data), None)
+        return self._result(np.floor_divide(a._data, b._data), None)
 
     def __rfloordiv__(self, other): return self._pair(other)[1] // self
 
     def __mod__(self, other):
         """self − ⌊self / other⌋·other: the remainder takes the sign of the divisor, as in Python and PyTorch."""
         a, b = self._pair(other)
-        if a.dtype.kind != "f" and not b.data.all():
+        if a.dtype.kind != "f" and not b._data.all():
             raise ZeroDivisionError(f"remainder: integer division by zero (shapes {a.shape} and {b.shape})")
         return ops.Mod.apply(a, b)
 
@@ -144,8 +144,8 @@ class ElementwiseMathMixin:
 
     # comparisons give boolean tensors that carry no gradient
     def _compare(self, other, fn):
-        other = other.data if isinstance(other, type(self)) else other
-        return self._result(fn(self.data, other), None)
+        other = other._data if isinstance(other, type(self)) else other
+        return self._result(fn(self._data, other), None)
 
     def __lt__(self, other): return self._compare(other, np.less)
     def __le__(self, other): return self._compare(other, np.less_equal)
@@ -154,7 +154,7 @@ class ElementwiseMathMixin:
     def __eq__(self, other): return self._compare(other, np.equal)
     def __ne__(self, other): return self._compare(other, np.not_equal)
     __hash__ = object.__hash__  # by identity (defining __eq__ would remove it): tensors key the dicts of backward
-    def __invert__(self): return self._result(~self.data, None)
+    def __invert__(self): return self._result(~self._data, None)
 
     def _bitwise(self, other, fn, name: str):
         """Bitwise on integers, logical on bools (the same thing for one bit), as in PyTorch and numpy."""
@@ -162,7 +162,7 @@ class ElementwiseMathMixin:
         if a.dtype.kind == "f":
             raise TypeError(f"{name}: needs bool or integer tensors, got {self.dtype} and "
                             f"{other.dtype if isinstance(other, type(self)) else type(other).__name__}")
-        return self._result(fn(a.data, b.data), None)
+        return self._result(fn(a._data, b._data), None)
 
     def __and__(self, other): return self._bitwise(other, np.bitwise_and, "&")
     def __or__(self, other): return self._bitwise(other, np.bitwise_or, "|")

@@ -172,13 +172,13 @@ class Skeleton:
     its shape, dtype, name and scope, and no array, except a copy of at most 4 numbers (drawings
     print those). Attribute names match Tensor's, so draw_graph walks a freed graph like a live one."""
 
-    __slots__ = ("_ctx", "data", "dtype", "name", "requires_grad", "scope", "shape")
+    __slots__ = ("_ctx", "_data", "dtype", "name", "requires_grad", "scope", "shape")
     grad = _last_grad = None
 
     def __init__(self, t):
         self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, t.shape, t.dtype, t.name, t.scope
         self.requires_grad = t.requires_grad
-        self.data = np.array(t.data) if t.data.size <= 4 else None    # a copy: a small view can pin a big array
+        self._data = np.array(t._data) if t._data.size <= 4 else None    # a copy: a small view can pin a big array
 
     def numel(self) -> int:
         return int(np.prod(self.shape))

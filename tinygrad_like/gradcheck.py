@@ -25,7 +25,7 @@ def _float64_copies(inputs):
     copies = []
     for t in inputs:
         if isinstance(t, Tensor) and t.dtype.kind == "f" and t.dtype != np.float64:
-            copies.append(Tensor(t.data.astype(np.float64), requires_grad=t.requires_grad, name=t.name))
+            copies.append(Tensor(t._data.astype(np.float64), requires_grad=t.requires_grad, name=t.name))
         else:
             copies.append(t)
     return copies
@@ -39,14 +39,14 @@ def _check(scalar_fn, inputs, eps, atol, rtol, what):
     analytic = grad(out, [inputs[i] for i in wrt], allow_unused=True) if out.requires_grad else [None] * len(wrt)
     for i, g in zip(wrt, analytic):
         x = inputs[i]
-        g = np.zeros_like(x.data) if g is None else g.data
-        for index in np.ndindex(x.shape):  # nudge x.data in place (a reshaped copy of a strided array would not move)
-            orig = x.data[index]
-            x.data[index] = orig + eps
+        g = np.zeros_like(x._data) if g is None else g._data
+        for index in np.ndindex(x.shape):  # nudge x._data in place (a reshaped copy of a strided array would not move)
+            orig = x._data[index]
+            x._data[index] = orig + eps
             plus = scalar_fn(*inputs).item()
-            x.data[index] = orig - eps
+            x._data[index] = orig - eps
             minus = scalar_fn(*inputs).item()
-            x.data[index] = orig
+            x._data[index] = orig
             numeric = (plus - minus) / (2 * eps)
             exact = g[index]
             if not abs(exact - numeric) <= atol + rtol * abs(numeric):

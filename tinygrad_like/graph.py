@@ -103,7 +103,7 @@ class _Opener:
 def _stand_in(p: Tensor, direction: str) -> Tensor:
     """A leaf holding p's array. In a forward drawing it requires grad even where p does not, so that
     every op of the composite is recorded, also those that only touch a constant input (x's reshape in x Wᵀ)."""
-    s = Tensor._result(p.data, None)
+    s = Tensor._result(p._data, None)
     s.requires_grad = p.requires_grad or direction == "forward" and p.dtype.kind == "f"
     s.name, s.scope = p.name, p.scope
     return s
@@ -204,7 +204,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
 
     for t in tensors:
         ctx, box = t._ctx, opener.box_of.get(_key(t))
-        data = t.data
+        data = t._data
         if ctx is None:
             label = [t.name or ("const" if not t.requires_grad else "leaf")]
             if direction == "backward":
@@ -214,7 +214,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             if data is not None and (show_values or (t.numel() == 1 and not t.name)):
                 label.append(_values(data))
             if show_grads and t.grad is not None:
-                label.append(_norm(t.grad.data))
+                label.append(_norm(t.grad._data))
             color = "lightblue" if t.requires_grad else "lightgrey"
             where = (opener.boxes[box][1], box) if box else (_leaf_scope(t, user_scopes.get(_key(t), ())), None)
             nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))

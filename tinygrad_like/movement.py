@@ -85,7 +85,7 @@ class MovementMixin:
                 raise ValueError(f"repeat_interleave: repeats must be >= 0, got {repeats}")
             expanded = x.unsqueeze(d + 1).expand(x.shape[:d + 1] + (int(repeats),) + x.shape[d + 1:])
             return expanded.flatten(d, d + 1)
-        counts = np.asarray(repeats.data if isinstance(repeats, type(self)) else repeats).reshape(-1)
+        counts = np.asarray(repeats._data if isinstance(repeats, type(self)) else repeats).reshape(-1)
         if counts.shape != (x.shape[d],) or (counts < 0).any():
             raise ShapeError(f"repeat_interleave: need {x.shape[d]} counts >= 0 for dim {d} of shape {x.shape}, "
                              f"got {counts.tolist()}")
@@ -146,7 +146,7 @@ class MovementMixin:
 
     def numel(self) -> int:
         """The number of entries (numpy's .size; PyTorch's size() is the shape)."""
-        return self.data.size
+        return self._data.size
 
     def view(self, *shape): return self.reshape(*shape)
 

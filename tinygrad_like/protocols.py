@@ -23,10 +23,10 @@ class PythonProtocolsMixin:
         return (self[i] for i in range(self.shape[0]))
 
     def _one(self, what: str):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise TypeError(f"{what}: only one-element tensors can be converted to Python scalars, "
                             f"got shape {self.shape}")
-        return self.data.item()
+        return self._data.item()
 
     def __float__(self): return float(self._one("float()"))
     def __int__(self): return int(self._one("int()"))
@@ -39,23 +39,23 @@ class PythonProtocolsMixin:
 
     def __format__(self, spec: str):
         """f"{loss:.3f}": a one-element tensor formats like its number; others only with an empty spec."""
-        if self.data.size == 1:
-            return format(self.data.item(), spec)
+        if self._data.size == 1:
+            return format(self._data.item(), spec)
         return object.__format__(self, spec)
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(t) and np.array(t, dtype=...) give the numeric array (a copy only when needed
         or asked: copy=True)."""
-        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
-        return array.copy() if copy and array is self.data else array
+        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return array.copy() if copy and array is self._data else array
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .any() or .all()")
-        return bool(self.data)
+        return bool(self._data)
 
     def __repr__(self):
-        body = np.array2string(self.data, precision=4, separator=", ", threshold=20, edgeitems=2, prefix="Tensor(")
+        body = np.array2string(self._data, precision=4, separator=", ", threshold=20, edgeitems=2, prefix="Tensor(")
         extras = [f"dtype={self.dtype}"]
         if self._ctx is not None:
             extras.append(f"grad_fn=<{type(self._ctx).__name__}>")

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
 
 
 def _index_reduce(self: Tensor, fn, axis, keepdim: bool, op: str) -> Tensor:
-    if self.data.size == 0:
+    if self._data.size == 0:
         raise ValueError(f"{op}: an empty tensor (shape {self.shape}) has no {op[3:]}")
     axis = None if axis is None else self._dim(axis, op)
-    return self._result(np.asarray(fn(self.data, axis=axis, keepdims=keepdim)), None)
+    return self._result(np.asarray(fn(self._data, axis=axis, keepdims=keepdim)), None)
 
 
 def correction_of(correction, unbiased, ddof, op: str):
@@ -55,11 +55,11 @@ class ReductionMixin:
 
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is every entry nonzero (over `axis`, an int, a tuple or None for all)? No gradient."""
-        return self._result(np.asarray(np.all(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+        return self._result(np.asarray(np.all(self._data, axis=self._axes(axis), keepdims=keepdim)), None)
 
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
         """Boolean: is some entry nonzero (over `axis`)? No gradient."""
-        return self._result(np.asarray(np.any(self.data, axis=self._axes(axis), keepdims=keepdim)), None)
+        return self._result(np.asarray(np.any(self._data, axis=self._axes(axis), keepdims=keepdim)), None)
 
     def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
         """Π of the entries along `axis` (one axis, as in PyTorch; all entries when None). dtype: cast first.
@@ -170,7 +170,7 @@ class ReductionMixin:
         d = self._dim(dim, op)
         if self.shape[d] == 0:
             raise ShapeError(f"{op}: dim {dim} of shape {self.shape} is empty, so it has no {op}imum")
-        index = arg(self.data, axis=d, keepdims=True)
+        index = arg(self._data, axis=d, keepdims=True)
         values = self.gather(d, index)
         if not keepdim:
             values, index = values.squeeze(d), index.squeeze(d)
@@ -181,13 +181,13 @@ class ReductionMixin:
         never overflows. The gradient is softmax(x). An infinite max (a row of −inf, or +inf) is not
         subtracted: the row's result is then −inf (or +inf), as in PyTorch."""
         m = self.amax(axis, keepdim=True).detach()
-        m = self._result(np.where(np.isfinite(m.data), m.data, 0).astype(self.dtype), None)
+        m = self._result(np.where(np.isfinite(m._data), m._data, 0).astype(self.dtype), None)
         out = (self - m).exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.reshape(_reduced_shape(self.shape, self._axes(axis)))
 
     def _count(self, axis) -> int:
         axes = self._axes(axis)
-        return self.data.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
+        return self._data.size if axes is None else math.prod((self.shape[a] for a in axes), start=1)
 
     def mean(self, axis=None, keepdim=False, dtype=None):
         x = self if dtype is None else self.cast(dtype)

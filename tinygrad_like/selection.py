@@ -26,7 +26,7 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _indices(self: Tensor, index, op: str) -> np.ndarray:
-    array = np.asarray(index.data if isinstance(index, type(self)) else index)
+    array = np.asarray(index._data if isinstance(index, type(self)) else index)
     if array.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must hold integers, got dtype {array.dtype}")
     return array
@@ -95,7 +95,7 @@ class SelectionMixin:
         written[where] = True
         if (src is None) == (value is None):
             raise TypeError("scatter: pass exactly one of src (a tensor) and value (a number)")
-        if value is not None or np.ndim(src.data if isinstance(src, type(self)) else src) == 0:
+        if value is not None or np.ndim(src._data if isinstance(src, type(self)) else src) == 0:
             return type(self)(written).where(self._lift(value if value is not None else src), self)
         src = _source(src if isinstance(src, type(self)) else type(self)(src, dtype=self.dtype), index, "scatter")
         targets = np.ravel_multi_index(np.broadcast_arrays(*where), self.shape).reshape(-1)
@@ -118,7 +118,7 @@ class SelectionMixin:
 
     def masked_select(self, mask) -> Tensor:
         """A 1-D tensor of the entries where `mask` is true, in row-major order (mask and self broadcast)."""
-        mask = np.asarray(mask.data if isinstance(mask, type(self)) else mask)
+        mask = np.asarray(mask._data if isinstance(mask, type(self)) else mask)
         if mask.dtype != bool:
             raise TypeError(f"masked_select: mask must be boolean, got dtype {mask.dtype}")
         try:
@@ -132,7 +132,7 @@ class SelectionMixin:
         Always stable (equal entries keep their order), so `stable` is accepted and needs nothing.
         The gradient of values goes back to the entry each came from."""
         d = self._dim(dim, "sort")
-        order = _argsort(self.data, d, descending)
+        order = _argsort(self._data, d, descending)
         return ValuesIndices(self.gather(d, order), self._result(order, None))
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
@@ -141,13 +141,13 @@ class SelectionMixin:
         d = self._dim(dim, "topk")
         if not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k} is outside [0, {self.shape[d]}] for dim {dim} of shape {self.shape}")
-        order = np.take(_argsort(self.data, d, descending=largest), np.arange(k), axis=d)
+        order = np.take(_argsort(self._data, d, descending=largest), np.arange(k), axis=d)
         return ValuesIndices(self.gather(d, order), self._result(order, None))
 
     def nonzero(self, as_tuple: bool = False):
         """int64 (count, ndim): the index of every nonzero entry, one row each, in row-major order;
         as_tuple=True gives numpy's form, one 1-D tensor per dimension."""
-        where = np.nonzero(self.data)
+        where = np.nonzero(self._data)
         if as_tuple:
             return tuple(self._result(w.astype(np.int64), None) for w in where)
         return self._result(np.stack(where, axis=-1).astype(np.int64).reshape(-1, self.ndim), None)
@@ -160,7 +160,7 @@ class SelectionMixin:
         Uses the library's generator, so Tensor.manual_seed makes it repeatable."""
         if self.ndim not in (1, 2) or self.shape[-1] == 0:
             raise ValueError(f"multinomial: needs weights of shape (n,) or (rows, n), got {self.shape}")
-        w = self.data.reshape(-1, self.shape[-1]).astype(np.float64)
+        w = self._data.reshape(-1, self.shape[-1]).astype(np.float64)
         if not np.isfinite(w).all() or (w < 0).any() or (w.sum(-1) <= 0).any():
             raise ValueError("multinomial: weights must be finite, >= 0, and not all zero in a row")
         if not replacement and num_samples > (w > 0).sum(-1).min():

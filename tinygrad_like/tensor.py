@@ -44,7 +44,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         if isinstance(data, np.generic):
             data = np.asarray(data)  # a numpy scalar keeps its dtype, like a numpy array
         if isinstance(data, np.ndarray):
@@ -77,17 +77,6 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
 
     # ------------------------------------------------------------ properties
     @property
-    def data(self) -> np.ndarray:
-        """The numpy array that holds the values. Assigning replaces it: an array as it is, or a
-        Tensor's array (PyTorch's `p.data = t`), so the course's SGD line `p.data += -lr * p.grad`
-        updates p (the Tensor; its new values live in a new array)."""
-        return self._data
-
-    @data.setter
-    def data(self, value) -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
-
-    @property
     def shape(self) -> tuple: return self._data.shape
     @property
     def dtype(self) -> np.dtype: return self._data.dtype
@@ -96,10 +85,10 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     @property
     def T(self) -> "Tensor": return self.permute(*reversed(range(self.ndim)))
 
-    def numpy(self) -> np.ndarray: return self.data
-    def item(self): return self.data.item()
-    def tolist(self): return self.data.tolist()
-    def detach(self) -> "Tensor": return Tensor._result(self.data, None)
+    def numpy(self) -> np.ndarray: return self._data
+    def item(self): return self._data.item()
+    def tolist(self): return self._data.tolist()
+    def detach(self) -> "Tensor": return Tensor._result(self._data, None)
 
     def cast(self, dtype) -> "Tensor":
         dtype = np.dtype(dtype)
@@ -111,7 +100,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     # ------------------------------------------------------------ unary ops
     def _floating(self) -> "Tensor":
         """self, or an integer or bool tensor as float32: float ops of integers give floats, as in PyTorch."""
-        return self if self.data.dtype.kind == "f" else self.cast(dtypes.DEFAULT_FLOAT)
+        return self if self._data.dtype.kind == "f" else self.cast(dtypes.DEFAULT_FLOAT)
 
     def __neg__(self): return ops.Neg.apply(self)
     def __pos__(self): return self
@@ -125,7 +114,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def abs(self): return ops.Abs.apply(self)
     def sign(self) -> "Tensor":
         """Constant (no gradient): the derivative of sign is zero wherever it exists."""
-        return Tensor._result(np.sign(self.data), None)
+        return Tensor._result(np.sign(self._data), None)
 
     # ------------------------------------------------------------ binary ops
     # operands are promoted by PyTorch's rules first (_pair); reflected ops swap the pair
@@ -145,13 +134,13 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
                 return self, other
         elif isinstance(other, (int, float)) and self._data.dtype.kind == "f":
             return self, Tensor._result(np.asarray(other, dtype=self._data.dtype), None)
-        if op == "-" and (self.data.dtype == bool or isinstance(other, Tensor) and other.data.dtype == bool):
+        if op == "-" and (self._data.dtype == bool or isinstance(other, Tensor) and other._data.dtype == bool):
             raise TypeError(f"-: subtracting with a bool tensor is not supported (as in PyTorch); got {self.dtype} "
                             f"and {other.dtype if isinstance(other, Tensor) else type(other).__name__}, "
                             "use ~ or ^ for bools")
         if not isinstance(other, (Tensor, int, float, np.generic)):
             other = Tensor(other)
-        dtype = dtypes.result_type(self.data, other.data if isinstance(other, Tensor) else other)
+        dtype = dtypes.result_type(self._data, other._data if isinstance(other, Tensor) else other)
         if not isinstance(other, Tensor):
             other = Tensor._result(np.asarray(other, dtype=dtype), None)
         return self.cast(dtype), other.cast(dtype)
@@ -159,7 +148,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def _floats(self, other) -> tuple:
         """_pair, then integer or bool operands as float32: true division of integers gives the default float."""
         a, b = self._pair(other)
-        return (a, b) if a.data.dtype.kind == "f" else (a.cast(dtypes.DEFAULT_FLOAT), b.cast(dtypes.DEFAULT_FLOAT))
+        return (a, b) if a._data.dtype.kind == "f" else (a.cast(dtypes.DEFAULT_FLOAT), b.cast(dtypes.DEFAULT_FLOAT))
 
     def __add__(self, other): return ops.Add.apply(*self._pair(other))
     def __radd__(self, other): return ops.Add.apply(*self._pair(other)[::-1])
@@ -292,7 +281,7 @@ def _convert_index(index):
     """Tensors and lists inside an index become numpy integer arrays."""
     def conv(i):
         if isinstance(i, Tensor):
-            return i.data
+            return i._data
         if isinstance(i, list):
             return np.asarray(i)
         return i

@@ -1,5 +1,6 @@
-"""PyTorch's Tensor attributes, so that a learner's PyTorch code reads our tensors: `size()`, `dim()`,
-`ndimension()`, `nelement()`, `device`, `is_leaf`, `grad_fn`, `requires_grad_()`, `retain_grad()` and `mT`.
+"""PyTorch's Tensor attributes, so that a learner's PyTorch code reads our tensors: `data`, `size()`,
+`dim()`, `ndimension()`, `nelement()`, `device`, `is_leaf`, `grad_fn`, `requires_grad_()`, `retain_grad()`
+and `mT`.
 
 The engine has one device, the CPU: `device` is always it, and naming CUDA or MPS says the engine runs
 on the CPU. `size()` returns a `Size` (a tuple, as torch.Size is) and `size(d)` one length; numpy's
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tinygrad_like import autograd
 from tinygrad_like.errors import ShapeError
@@ -69,13 +72,28 @@ class Attributes:
 
     def dim(self) -> int:
         """The number of axes (numpy's and tinygrad's `ndim`)."""
-        return self.data.ndim
+        return self._data.ndim
 
     ndimension = dim
 
     def nelement(self) -> int:
         """The count of entries, PyTorch's other name for numel()."""
         return self.numel()
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's `.data`: the same values in a new Tensor that shares this tensor's array and is outside
+        the graph (no grad, no op), so `w.data.normal_(0, 0.02)`, `p.grad.data.zero_()` and
+        `p.data.add_(g, alpha=-lr)` change w, p.grad and p without being recorded. The numpy array
+        itself is `.numpy()`."""
+        return self._result(self._data, None)
+
+    @data.setter
+    def data(self, value) -> None:
+        """`p.data = t` gives p the array of t (a Tensor) or the array `value`, keeping p's place in the
+        model and its requires_grad; so `p.data += -lr * p.grad` (written into p.data's shared array,
+        then assigned back) updates p in place."""
+        self._data = value._data if hasattr(value, "_ctx") else np.asarray(value)
 
     @property
     def device(self) -> Device:

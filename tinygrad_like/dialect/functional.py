@@ -80,7 +80,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, reduction: str = "m
     """Loss of probabilities `input` in [0, 1] against targets in [0, 1] (same shape); `weight`
     rescales each element's loss (broadcast). For raw scores use binary_cross_entropy_with_logits."""
     target = _same_shape(input, target, "binary_cross_entropy")
-    if ((input.data < 0) | (input.data > 1)).any():
+    if ((input._data < 0) | (input._data > 1)).any():
         raise ValueError(f"binary_cross_entropy: input (shape {input.shape}) must hold probabilities in [0, 1]; "
                          "for scores use binary_cross_entropy_with_logits")
     loss = BinaryCrossEntropy.apply(input, target)

@@ -58,9 +58,9 @@ def write(t: Tensor, values, op: str, casting: str = "same_kind") -> Tensor:
         raise ShapeError(f"{op}: a value of shape {values.shape} does not fit the tensor's shape {t.shape}")
     if not np.can_cast(values.dtype, t.dtype, casting):
         raise TypeError(f"{op}: the result's dtype {values.dtype} cannot be written into a {t.dtype} tensor")
-    if not t.data.flags.writeable:
+    if not t._data.flags.writeable:
         raise ValueError(f"{op}: this tensor's array is read-only (a broadcast view?); make a copy first")
-    np.copyto(t.data, values, casting=casting)
+    np.copyto(t._data, values, casting=casting)
     return t
 
 
@@ -104,7 +104,7 @@ class InPlace:
         if result.shape != self.shape:
             raise ShapeError(f"{op}: the result's shape {result.shape} is not the tensor's shape {self.shape} "
                              "(the other operand must broadcast to it)")
-        return write(self, result.data, op)
+        return write(self, result._data, op)
 
     def add_(self, other, alpha=1) -> Tensor: return self._update("add_", lambda: self.add(other, alpha), other)
     def sub_(self, other, alpha=1) -> Tensor: return self._update("sub_", lambda: self.sub(other, alpha), other)
@@ -125,9 +125,9 @@ class InPlace:
         """Every entry set to `value` (a number, or a one-element tensor), converted to self's dtype."""
         check_inplace(self, "fill_", value)
         if hasattr(value, "_ctx"):
-            if value.data.ndim:
+            if value._data.ndim:
                 raise ShapeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
-            value = value.data
+            value = value._data
         return write(self, value, "fill_", casting="unsafe")
 
     def __setitem__(self, index, value) -> None:
@@ -137,18 +137,18 @@ class InPlace:
         integer arrays or tensors)."""
         check_inplace(self, "setitem", value)
         if isinstance(index, tuple):
-            index = tuple(i.data if hasattr(i, "_ctx") else i for i in index)
+            index = tuple(i._data if hasattr(i, "_ctx") else i for i in index)
         elif hasattr(index, "_ctx"):
-            index = index.data
-        values = value.data if hasattr(value, "_ctx") else value
-        if not self.data.flags.writeable:
+            index = index._data
+        values = value._data if hasattr(value, "_ctx") else value
+        if not self._data.flags.writeable:
             raise ValueError("setitem: this tensor's array is read-only (a broadcast view?); make a copy first")
         try:
-            part = self.data[index]
+            part = self._data[index]
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor shape {self.shape})") from None
         try:
-            self.data[index] = values
+            self._data[index] = values
         except ValueError:
             raise ShapeError(f"setitem: a value of shape {np.shape(values)} does not fit x[index] of shape "
                              f"{np.shape(part)} (tensor shape {self.shape})") from None
@@ -157,7 +157,7 @@ class InPlace:
         """src's values (broadcast to self's shape) written into self, converted to self's dtype
         (floats into integers truncate toward 0, as in PyTorch)."""
         check_inplace(self, "copy_", src)
-        return write(self, src.data if hasattr(src, "_ctx") else src, "copy_", casting="unsafe")
+        return write(self, src._data if hasattr(src, "_ctx") else src, "copy_", casting="unsafe")
 
     def _draw(self, op: str, draws) -> Tensor:
         check_inplace(self, op)

@@ -62,7 +62,7 @@ def by_formula(formula, *operands):
     The formulas below are written to run on either (`keep_sum`, `swap_last`, `.T`, `@`, `*`, ...)."""
     if state.grad_enabled:
         return formula(*operands)
-    result = formula(*[o.data if isinstance(o, Tensor) else o for o in operands])
+    result = formula(*[o._data if isinstance(o, Tensor) else o for o in operands])
     wrap = lambda r: None if r is None else Tensor._result(np.asarray(r), None)
     return tuple(map(wrap, result)) if isinstance(result, tuple) else wrap(result)
 
@@ -156,7 +156,7 @@ class Softmax(Fused):
     def backward(self, grad, out):
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: y * (g - keep_sum(g * y, self.axis)), grad, out)
-        return Tensor._result(compiled(softmax_backward, grad.data, out.data)(grad.data, out.data), None)
+        return Tensor._result(compiled(softmax_backward, grad._data, out._data)(grad._data, out._data), None)
 
 
 def softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -202,7 +202,7 @@ class LogSoftmax(Fused):
         exp = lambda a: np.exp(a) if isinstance(a, np.ndarray) else a.exp()
         if state.grad_enabled or self.axis not in (-1, out.ndim - 1):
             return by_formula(lambda g, y: g - exp(y) * keep_sum(g, self.axis), grad, out)
-        return Tensor._result(compiled(log_softmax_backward, grad.data, out.data)(grad.data, out.data), None)
+        return Tensor._result(compiled(log_softmax_backward, grad._data, out._data)(grad._data, out._data), None)
 
 
 def log_softmax_forward(x: np.ndarray) -> np.ndarray:
@@ -261,7 +261,7 @@ class LayerNorm(Fused):
         x, *affine = self.parents
         need = [p.requires_grad for p in self.parents]
         if not state.grad_enabled:
-            arrays = (grad.data, self.xhat if affine else out.data, self.rstd, affine[0].data if affine else None)
+            arrays = (grad._data, self.xhat if affine else out._data, self.rstd, affine[0]._data if affine else None)
             grads = compiled(layernorm_backward, *arrays)(*arrays, need)
             if not affine:
                 return Tensor._result(grads, None)
@@ -357,7 +357,7 @@ class RMSNorm(Fused):
         w = weight[0] if weight else None
         need = [p.requires_grad for p in self.parents]
         if not state.grad_enabled:
-            arrays = (grad.data, x.data, self.rstd, None if w is None else w.data)
+            arrays = (grad._data, x._data, self.rstd, None if w is None else w._data)
             dx, dw = compiled(rmsnorm_backward, *arrays)(*arrays)
             grads = [Tensor._result(a, None) if wanted else None for a, wanted in zip((dx, dw), need)]
             return grads[0] if w is None else tuple(grads)
@@ -441,7 +441,7 @@ class Gelu(Fused):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_slope(x, (GELU_C * (x + 0.044715 * x * x * x)).tanh())
-        return Tensor._result(compiled(gelu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(gelu_backward, grad._data, x._data)(grad._data, x._data), None)
 
 
 def gelu_forward(x: np.ndarray) -> np.ndarray:
@@ -515,7 +515,7 @@ class Silu(Fused):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: σ must itself be differentiable
             return _silu_grad(grad, x, x.sigmoid())
-        return Tensor._result(compiled(silu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(silu_backward, grad._data, x._data)(grad._data, x._data), None)
 
 
 def _silu_grad(g, x, s):
@@ -594,7 +594,7 @@ class SwiGLU(Fused):
             a, b = halves(x)
             s = a.sigmoid()
             return Tensor.cat(_silu_grad(grad * b, a, s), grad * (a * s), dim=-1)
-        return Tensor._result(compiled(swiglu_backward, grad.data, x.data)(grad.data, x.data), None)
+        return Tensor._result(compiled(swiglu_backward, grad._data, x._data)(grad._data, x._data), None)
 
 
 def halves(x):
@@ -701,7 +701,7 @@ class CrossEntropy(Fused):
             probs = saved_or_rebuilt(self.probs, lambda: chosen.softmax(-1))
             d = by_formula(lambda p, g: (p - self.goal()) * scale(g), probs, grad)   # (M, C)
         else:
-            args = (self.probs, self.targets, self.smoothing, scale(grad.data))
+            args = (self.probs, self.targets, self.smoothing, scale(grad._data))
             d = Tensor._result(compiled(cross_entropy_backward, self.probs, args[-1])(*args), None)
         return d if self.every_row else ScatterAdd.apply(d, shape=logits.shape, index=self.rows)
 
@@ -799,11 +799,11 @@ class Attention(Fused):
             w = _attention_weights(q, k, self.mask, self.scale)
             return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need)
         qa, ka, va, mask = self.arrays
-        g = grad.data.reshape(self.lse.shape[:-2] + grad.shape[-2:])
+        g = grad._data.reshape(self.lse.shape[:-2] + grad.shape[-2:])
         grads = [np.empty(self.lse.shape[:-2] + a.shape[-2:], a.dtype) for a in (qa, ka, va)]
-        flash.backward(g, qa, ka, va, out.data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
+        flash.backward(g, qa, ka, va, out._data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
                        self.chunk, self.kT)
-        return tuple(Tensor._result(d.reshape(p.shape) if d.size == p.data.size else unbroadcast(d, p.shape), None)
+        return tuple(Tensor._result(d.reshape(p.shape) if d.size == p._data.size else unbroadcast(d, p.shape), None)
                      if wanted else None for d, p, wanted in zip(grads, self.parents, need))
 
 
@@ -813,7 +813,7 @@ def additive_mask(q: Tensor, k: Tensor, mask: Tensor | None, is_causal: bool) ->
     if is_causal:
         total = np.where(causal_mask(q.shape[-2], k.shape[-2]), 0, -np.inf).astype(q.dtype)
     if mask is not None:
-        m = np.where(mask.data, 0, -np.inf).astype(q.dtype) if mask.dtype == bool else mask.data.astype(q.dtype)
+        m = np.where(mask._data, 0, -np.inf).astype(q.dtype) if mask.dtype == bool else mask._data.astype(q.dtype)
         total = m if total is None else total + m
     return total
 
@@ -875,10 +875,10 @@ class MultiHeadAttention(Fused):
             w = _attention_weights(q, k, constant("causal", T, qkv.dtype) if self.causal else None, self.scale)
             g = swap_12(grad.reshape(B, T, self.heads[0], -1)).reshape(q.shape)     # like q: (B, nkv, nh/nkv, T, hs)
             return join_heads(*_attention_grads(g, q, k, v, w, float(self.scale), (True, True, True)))
-        q, k, v = split_heads(qkv.data, *self.heads)
+        q, k, v = split_heads(qkv._data, *self.heads)
         dqkv = np.empty(qkv.shape, qkv.dtype)
         dq, dk, dv = split_heads(dqkv, *self.heads)                                # views: written in place
-        g, o = (by_heads(a.data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
+        g, o = (by_heads(a._data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
         flash.backward(g, q, k, v, o, self.lse, self._mask(T, qkv.dtype), self.scale, self.tiles, dq, dk, dv,
                        self.chunk, self.kT)
         return Tensor._result(dqkv, None)

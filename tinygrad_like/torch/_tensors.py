@@ -240,7 +240,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     ints become int64, floats float32, bools bool; a numpy array keeps its dtype, as in PyTorch."""
     check_device(device, "tensor")
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
         data = [d.tolist() if isinstance(d, Tensor) else d for d in data]  # e.g. [t.item(), ...] kept as tensors
     array = np.array(data, copy=True) if isinstance(data, (np.ndarray, np.generic)) else data
@@ -252,7 +252,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     check_device(device, "as_tensor")
     if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)):
         return data
-    return Tensor(data.data if isinstance(data, Tensor) else data, dtype=_dtypes.as_dtype(dtype))
+    return Tensor(data._data if isinstance(data, Tensor) else data, dtype=_dtypes.as_dtype(dtype))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -25,7 +25,7 @@ _ARRAY = "__tensor__"
 def _pack(obj, path: str, arrays: dict):
     """obj with every Tensor/array moved into `arrays` under its path and replaced by {"__tensor__": path}."""
     if isinstance(obj, (Tensor, np.ndarray)):
-        arrays[path] = np.asarray(obj.data if isinstance(obj, Tensor) else obj, order="C")  # 0-d stays 0-d
+        arrays[path] = np.asarray(obj._data if isinstance(obj, Tensor) else obj, order="C")  # 0-d stays 0-d
         return {_ARRAY: path}
     if isinstance(obj, dict):
         if not all(isinstance(k, (str, int)) for k in obj):

@@ -47,7 +47,7 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad: bool = True):
         data = np.zeros(0, dtype=np.float32) if data is None else data
-        super().__init__(data.data if isinstance(data, Tensor) else data, requires_grad=requires_grad)
+        super().__init__(data._data if isinstance(data, Tensor) else data, requires_grad=requires_grad)
 
 
 class Linear(_nn.Linear):
