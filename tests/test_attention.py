@@ -11,7 +11,7 @@ import pytest
 from nn.attention import Attention, KVCache
 from nn.rope import RoPE, apply_rope
 from tinygrad_like import Tensor, composed, gradcheck, no_grad
-from tinygrad_like.autograd import toposort
+from tinygrad_like.scaffolding import toposort
 
 # ---------------------------------------------------------------- independent numpy references
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tinygrad_like import Tensor, detect_anomaly, grad, no_grad, scope
-from tinygrad_like.function import Skeleton
+from tinygrad_like.scaffolding import Skeleton
 
 
 def test_gradients_accumulate_across_backward_calls():

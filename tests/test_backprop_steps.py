@@ -18,8 +18,9 @@ import pytest
 
 from browser import chromium, headless_chrome
 from tinygrad_like import Tensor, backprop_steps
-from tinygrad_like.autograd import backprop, toposort
+from tinygrad_like.autograd import backprop
 from tinygrad_like.backprop_steps import show
+from tinygrad_like.scaffolding import toposort
 
 DEMOS = pathlib.Path(__file__).resolve().parents[1] / "demos"
 if str(DEMOS) not in sys.path:

@@ -1,53 +1,30 @@
 """Reverse-mode autodiff: walk the graph from the loss back to the leaves, newest tensor first, applying
 each op's backward rule.
 
-Every Tensor gets a number when it is made (`Tensor._tape_index`, from one counter), and a tensor is always
-made after the tensors it is computed from. So walking tensors from the highest number down reaches each
-one after every tensor computed from it, which is when its gradient is complete: the forward pass played
-backwards, like a tape (PyTorch's engine orders its nodes by such a sequence number too). The walk keeps
-the tensors that have received a gradient in a heap and takes the newest each time; a tensor joins the
-heap when its first gradient arrives, so no separate pass has to sort the graph before the walk.
+Every Tensor gets a number when it is made (`Tensor._tape_index`, its place on the tape), and a tensor is
+always made after the tensors it is computed from. So walking tensors from the highest number down reaches
+each one after every tensor computed from it, which is when its gradient is complete: the forward pass
+played backwards (PyTorch's engine orders its nodes by such a sequence number too). The walk keeps the
+tensors that have received a gradient in a heap and takes the newest each time; a tensor joins the heap
+when its first gradient arrives, so no separate pass has to sort the graph before the walk.
 
-`backprop` is the walk itself, in the textbook's four steps. What the library adds around it sits in
-`Walk`, beside it: where a leaf's gradient goes (`.grad`, or the answer of `grad()`), the hooks for
-drawings (`_last_grad`) and for stepping through (`on_step`), anomaly checks, and freeing each node.
+`backprop` is the walk, in the textbook's four steps; `accumulate` and `into_leaf` are how gradients add
+up. What the library builds around the walk (grad()'s answers, retain_grad, anomaly checks, the drawings'
+last gradient, the step-through page, freeing the graph) is in scaffolding.py, called where the walk names
+it (`around.`). `seed` and `grad` start a walk: backward's and the functional form's.
 """
 from __future__ import annotations
 
 import heapq
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tinygrad_like.function import check_finite, state
+from tinygrad_like.function import state
+from tinygrad_like.scaffolding import Around
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
-
-_retained: dict = {}   # {id(t): weak reference to t}, the intermediates whose .grad is kept (retain_grad)
-
-
-def retain(t) -> None:
-    """Keep the gradient of the intermediate tensor `t` in t.grad at every backward (Tensor.retain_grad).
-    Held weakly and by id (a tensor's == is elementwise, so it cannot be looked up by equality); the entry
-    goes when t does. A plain dict, not a WeakValueDictionary: the walk asks whether it is empty at
-    every node, and a plain dict answers that without a Python call."""
-    key = id(t)
-    _retained[key] = weakref.ref(t, lambda _, key=key: _retained.pop(key, None))
-
-
-def _is_retained(node) -> bool:
-    ref = _retained.get(id(node))
-    return ref is not None and ref() is node
-
-
-def _keep_grad(node, g, create_graph: bool) -> None:
-    """Accumulate g into the .grad of a retained intermediate, as backprop does for a leaf."""
-    if node.grad is None:
-        node.grad = g if create_graph else type(g)._result(g._data.copy(), None)
-    else:
-        node.grad = node.grad + g if create_graph else type(g)._result(node.grad._data + g._data, None)
 
 
 def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, on_step=None) -> dict:
@@ -59,147 +36,68 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False, inputs=N
     order: g is the gradient the node received (summed over its uses), `passed` the [(parent, gradient)]
     it handed on (empty for a leaf, whose `.grad` is already updated). `backprop_steps` draws from it.
     """
-    walk = Walk(retain_graph, create_graph, inputs, on_step, root_grads)
+    around = Around(retain_graph, create_graph, inputs, on_step)
     grads, ready = {}, []               # {tensor: its gradient so far}; the heap of tensors to walk, newest first
+    handed_out = set(root_grads)        # gradients the caller holds: a leaf's .grad must not be one of them
     for root, g in zip(roots, root_grads):
-        walk.add(grads, ready, root, g)
+        accumulate(grads, ready, root, g, create_graph)
     recording, state.grad_enabled = state.grad_enabled, create_graph   # rules record a graph for create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[-1]   # the newest tensor left: every tensor made from it has been walked,
-            g = grads.pop(node)               # so its gradient is complete
-            if node._ctx is None:             # a leaf: its gradient is an answer
-                walk.leaf(node, g)
+            node = heapq.heappop(ready)[-1]   # 1. the newest tensor left: every tensor made from it has been
+            g = grads.pop(node)               #    walked, so its gradient is complete
+            if node._ctx is None:             # 2. a leaf: its gradient is an answer
+                if inputs is None:
+                    into_leaf(node, g, create_graph, handed_out)
+                around.leaf(node, g)
                 continue
-            for parent, pg in walk.rule(node, g):   # the op's backward rule: a gradient for each parent
-                if parent.requires_grad:          # gradients that meet at a tensor add up
-                    walk.add(grads, ready, parent, pg)
+            ctx = node._ctx
+            around.before_rule(node, g)
+            parents = ctx.parents
+            if g is None:                     # only rules that sent it no gradient reached it: it passes none on
+                pgs = (None,) * len(parents)
+            else:                             # 3. the op's backward rule: a gradient for each parent
+                pgs = around.unchecked_rule(ctx, g, node) if around.anomaly else ctx.backward(g, node)
+                pgs = pgs if isinstance(pgs, tuple) else (pgs,)
+            around.after_rule(node, parents, g, pgs)
+            for parent, pg in zip(parents, pgs):
+                if parent.requires_grad:      # 4. gradients that meet at a tensor add up
+                    accumulate(grads, ready, parent, pg, create_graph)
     finally:
         state.grad_enabled = recording
-    return walk.found
+    return around.found
 
 
-class Walk:
-    """What one backward pass does around the walk: how gradients add up, where a leaf's goes, and the
-    observers (drawing hook, step-through hook, anomaly checks), then freeing each node."""
-
-    __slots__ = ("retain", "create_graph", "on_step", "wanted", "found", "skeletons", "anomaly", "handed_out")
-
-    def __init__(self, retain_graph: bool, create_graph: bool, inputs, on_step, root_grads):
-        self.retain, self.create_graph, self.on_step = retain_graph, create_graph, on_step
-        self.wanted = None if inputs is None else set(inputs)
-        self.found, self.skeletons = {}, {}
-        self.anomaly = state.detect_anomaly
-        self.handed_out = set(root_grads)  # gradients the caller or a leaf holds: a leaf's .grad must copy them
-
-    def add(self, grads: dict, ready: list, t, g) -> None:
-        """Add the gradient g (None: none) into t's, in t's dtype; t joins the walk with its first one.
-        Without create_graph the sum needs no graph, so the arrays are added without a Tensor op."""
-        if g is not None and g._data.dtype is not t._data.dtype and g._data.dtype != t._data.dtype:   # `is`: cheap
-            g = g.cast(t.dtype)
-        if t not in grads:
-            grads[t] = g
-            heapq.heappush(ready, (-t._tape_index, -id(t), t))   # _walk_key(t), written out: once per edge
-        elif g is None:
-            pass
-        elif grads[t] is None:
-            grads[t] = g
-        else:
-            grads[t] = grads[t] + g if self.create_graph else type(g)._result(grads[t]._data + g._data, None)
-
-    def rule(self, node, g):
-        """(parent, gradient) for each parent of node, from node's backward rule (None where none). The
-        observers see the step first, then node's saved arrays are freed (unless retain_graph)."""
-        ctx = node._ctx
-        if ctx.freed:
-            _freed_error(ctx)
-        parents = ctx.parents
-        if g is None:                     # only rules that sent it no gradient reached it: it passes none on
-            grads = (None,) * len(parents)
-        else:
-            if self.wanted is not None and node in self.wanted:
-                self.found[node] = g
-            if self.retain:
-                node._last_grad = g._data  # kept for draw_graph(show_grads=True)
-            if _retained and self.wanted is None and _is_retained(node):
-                _keep_grad(node, g, self.create_graph)   # retain_grad(): an intermediate keeps its .grad
-            grads = _unchecked_backward(ctx, g, node) if self.anomaly else ctx.backward(g, node)
-            if not isinstance(grads, tuple):
-                grads = (grads,)
-            if self.anomaly or self.on_step is not None:
-                self._observe(node, g, grads)
-        if not self.retain:
-            ctx.free(self.skeletons)
-        return zip(parents, grads)
-
-    def _observe(self, node, g, grads) -> None:
-        """detect_anomaly's check of each gradient handed on, and the step-through hook."""
-        passed = [(p, pg) for p, pg in zip(node._ctx.parents, grads) if p.requires_grad and pg is not None]
-        if self.anomaly:
-            for _, pg in passed:
-                check_finite(node._ctx, pg._data, "backward gradient")
-        if self.on_step is not None:
-            self.on_step(node, g, [(p, pg if pg.dtype == p.dtype else pg.cast(p.dtype)) for p, pg in passed])
-
-    def leaf(self, node, g) -> None:
-        """A leaf's complete gradient: the answer for `grad()`, else added into its `.grad`."""
-        if g is None:
-            return
-        if self.wanted is not None:
-            if node in self.wanted:
-                self.found[node] = g
-        elif node.grad is None:
-            # .grad must be an array of its own (optimizers update it in place): g is copied when it is a
-            # view (of a broadcast, a reshape, ...) or was already handed out; a fresh result is kept.
-            own = g not in self.handed_out and g._data.flags.owndata and g._data.flags.writeable
-            node.grad = g if own or self.create_graph else type(g)._result(g._data.copy(), None)
-            self.handed_out.add(g)
-        elif self.create_graph:
-            node.grad = node.grad + g
-        else:
-            node.grad = type(g)._result(node.grad._data + g._data, None)
-        if self.retain:
-            node._last_grad = g._data      # kept for draw_graph(show_grads=True)
-        if self.on_step is not None:
-            self.on_step(node, g, [])
+def accumulate(grads: dict, ready: list, t, g, create_graph: bool) -> None:
+    """Add the gradient g (None: none) into t's, in t's dtype; t joins the walk with its first one. Without
+    create_graph the sum needs no graph, so the arrays are added without a Tensor op."""
+    if g is not None and g._data.dtype != t._data.dtype:
+        g = g.cast(t.dtype)
+    if t not in grads:
+        grads[t] = g
+        heapq.heappush(ready, (-t._tape_index, -id(t), t))   # newest first (a deepcopy's tie: by id)
+    elif g is None:
+        pass
+    elif grads[t] is None:
+        grads[t] = g
+    else:
+        grads[t] = grads[t] + g if create_graph else type(g)._result(grads[t]._data + g._data, None)
 
 
-def toposort(roots) -> list:
-    """Every tensor reachable from `roots` through tensors that require grad, oldest first: the reverse
-    of the order backprop walks them in (which backprop finds as it goes, from Tensor._tape_index; the tests
-    check the two agree). An error if backward already freed the op of one of them."""
-    found, stack = set(), list(roots)
-    while stack:                                   # an explicit stack: a chain of 100,000 ops needs no recursion
-        t = stack.pop()
-        if t in found:
-            continue
-        found.add(t)
-        if t._ctx is not None:
-            if t._ctx.freed:
-                _freed_error(t._ctx)
-            stack.extend(p for p in t._ctx.parents if p.requires_grad)
-    return sorted(found, key=_walk_key, reverse=True)
-
-
-def _walk_key(t) -> tuple:
-    """Newest first; a copy of a tensor (copy.deepcopy) keeps its number, so id() breaks the tie."""
-    return (-t._tape_index, -id(t))
-
-
-def _freed_error(ctx) -> None:
-    raise RuntimeError(
-        f"backward: the graph through {type(ctx).__name__} was already freed by an earlier "
-        "backward(). Pass retain_graph=True to the first backward() to walk it twice.")
-
-
-def _unchecked_backward(ctx, g, node):
-    """Under detect_anomaly, the backward rule's own ops are not checked one by one: an Inf there is
-    reported as this op's gradient, naming the op whose rule produced it."""
-    state.detect_anomaly = False
-    try:
-        return ctx.backward(g, node)
-    finally:
-        state.detect_anomaly = True
+def into_leaf(node, g, create_graph: bool, handed_out: set) -> None:
+    """A leaf's complete gradient, added into its `.grad` (accumulated across backward calls, as in PyTorch).
+    .grad must be an array of its own (optimizers update it in place): g is copied when it is a view (of a
+    broadcast, a reshape, ...) or was already handed out; a fresh result is kept."""
+    if g is None:
+        return
+    if node.grad is None:
+        own = g not in handed_out and g._data.flags.owndata and g._data.flags.writeable
+        node.grad = g if own or create_graph else type(g)._result(g._data.copy(), None)
+        handed_out.add(g)
+    elif create_graph:
+        node.grad = node.grad + g
+    else:
+        node.grad = type(g)._result(node.grad._data + g._data, None)
 
 
 def seed(out: Tensor, g, op: str, argument: str) -> Tensor:

@@ -23,7 +23,8 @@ import textwrap
 
 import numpy as np
 
-from tinygrad_like.autograd import backprop, toposort
+from tinygrad_like.autograd import backprop
+from tinygrad_like.scaffolding import toposort
 from tinygrad_like.tensor import Tensor
 
 SMALL = 4  # tensors with at most this many elements are shown by value

@@ -112,7 +112,7 @@ class Function:
 
     parents: tuple = ()
     scope = ""
-    freed = False  # set by free(), after backward
+    freed = False  # set by scaffolding.free, after backward
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError
@@ -144,45 +144,3 @@ class Function:
             fn.scope = state.scope
             check_finite(fn, data, "forward output")
         return Function.make_tensor(data, fn if requires_grad else None)
-
-    def free(self, skeletons: dict) -> None:
-        """Drop what backward needed, like PyTorch after a backward without retain_graph, so that
-        memory goes back before the next forward: the saved arrays, the options, and the parent
-        Tensors. Each parent is replaced by what a drawing needs of it: a leaf that requires grad (a
-        parameter, which its owner holds anyway) stays itself, so its .grad can be shown; any other
-        Tensor becomes a `Skeleton` (shape, dtype, name, scope, its own op), and its array goes as soon
-        as nothing else holds it. `skeletons` ({tensor: skeleton}, one per backward) lets a
-        tensor used by several ops keep one skeleton. Walking a freed node again is an error
-        (autograd.backprop)."""
-        kept = []
-        for p in self.parents:   # a loop, not a list comprehension: that is a call of its own, at every node
-            kept.append(p if p._ctx is None and p.requires_grad else _skeleton_of(p, skeletons))
-        self.__dict__ = {"parents": tuple(kept), "scope": self.scope, "freed": True}   # the rest goes at once
-
-
-def _skeleton_of(t, skeletons: dict) -> Skeleton:
-    kept = skeletons.get(t)
-    if kept is None:
-        kept = skeletons[t] = Skeleton(t)
-    return kept
-
-
-class Skeleton:
-    """What a graph freed by backward keeps of a Tensor: the op that made it (`_ctx`, itself freed),
-    its shape, dtype, name and scope, and no array, except a copy of at most 4 numbers (drawings
-    print those). Attribute names match Tensor's, so draw_graph walks a freed graph like a live one."""
-
-    __slots__ = ("_ctx", "_data", "dtype", "name", "requires_grad", "scope", "shape")
-    grad = _last_grad = None
-
-    def __init__(self, t):
-        self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, t.shape, t.dtype, t.name, t.scope
-        self.requires_grad = t.requires_grad
-        self._data = np.array(t._data) if t._data.size <= 4 else None    # a copy: a small view can pin a big array
-
-    def numel(self) -> int:
-        return int(np.prod(self.shape))
-
-    def __repr__(self):
-        made_by = f" made by {type(self._ctx).__name__}" if self._ctx is not None else ""
-        return f"Skeleton(shape={self.shape}, dtype={self.dtype}{made_by}, array freed by backward)"

@@ -9,7 +9,7 @@ parameter sits in the box of the layer whose state_dict name it carries (`attn.c
 
 A fused op (fast/fused.py) can be opened: it is then drawn as a box, "Softmax (fused)", holding the
 graph of the composite it replaces (composites.py, through dispatch.rebuild) built on the same inputs.
-A graph freed by backward() is drawn from what it keeps (function.Skeleton): every op, shape, scope
+A graph freed by backward() is drawn from what it keeps (scaffolding.Skeleton): every op, shape, scope
 and leaf, without the arrays.
 """
 from __future__ import annotations

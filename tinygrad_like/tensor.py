@@ -130,7 +130,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         """self and other as two Tensors of one dtype, by PyTorch's promotion (tinygrad_like/dtypes.py):
         a Python number keeps a float tensor's dtype, an integer tensor meeting a float takes the float's."""
         if isinstance(other, Tensor):
-            if other._data.dtype == self._data.dtype:   # the hot path: no promotion to work out
+            if other._data.dtype == self._data.dtype:   # one dtype already: nothing to promote
                 return self, other
         elif isinstance(other, (int, float)) and self._data.dtype.kind == "f":
             return self, Tensor._result(np.asarray(other, dtype=self._data.dtype), None)

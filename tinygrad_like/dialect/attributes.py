@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tinygrad_like import autograd
+from tinygrad_like import scaffolding
 from tinygrad_like.errors import ShapeError
 
 if TYPE_CHECKING:
@@ -136,4 +136,4 @@ class Attributes:
         if not self.requires_grad:
             raise RuntimeError("retain_grad: this tensor does not require grad, so it gets no gradient to keep")
         if self._ctx is not None:
-            autograd.retain(self)
+            scaffolding.retain(self)

@@ -133,7 +133,7 @@ def _flat(a: np.ndarray, dtype=None) -> np.ndarray:
 def _empty(shape: tuple, dtype, n: int | None = None) -> tuple:
     """(out, view): a new array of `shape`, and the same memory as rows (r, n) (or flat, n None) for a
     kernel to write. The caller hands back `out` itself, an array that owns its memory, so that a leaf's
-    .grad can keep it without a copy (autograd.Walk.leaf)."""
+    .grad can keep it without a copy (autograd.into_leaf)."""
     out = np.empty(shape, dtype)
     return out, out.reshape(-1) if n is None else out.reshape(-1, n)
 
