@@ -35,6 +35,7 @@ from models.config import GPTConfig
 from nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleDict, RMSNorm, init
 from nn.attention import KVCache
 from nn.block import Block
+from nn.module import as_array
 from tinygrad_like import Tensor, no_grad, scope
 from tinygrad_like import random as _random
 
@@ -192,10 +193,10 @@ class GPT(Transformer):
         "lm_head.weight" entry must equal transformer.wte.weight (one matrix cannot hold two values)."""
         state = dict(state)
         if self.config.tie_weights and "lm_head.weight" in state:
-            head = _as_array(state.pop("lm_head.weight"))
+            head = as_array(state.pop("lm_head.weight"))
             if "transformer.wte.weight" not in state:
                 state["transformer.wte.weight"] = head
-            elif not np.array_equal(head, _as_array(state["transformer.wte.weight"])):
+            elif not np.array_equal(head, as_array(state["transformer.wte.weight"])):
                 raise ValueError("load_state_dict: this GPT ties lm_head to transformer.wte, but the state dict "
                                  "has different 'lm_head.weight' and 'transformer.wte.weight' (build the model "
                                  "with tie_weights=False to load untied weights)")
@@ -262,7 +263,7 @@ class GPT(Transformer):
             name = key.removeprefix("transformer.")
             if not name.endswith((".attn.bias", ".attn.masked_bias")):              # buffers, not parameters
                 given[name if name == "lm_head.weight" else "transformer." + name] = key
-        weights = {name: _as_array(state_dict[key]) for name, key in given.items()}
+        weights = {name: as_array(state_dict[key]) for name, key in given.items()}
         names = list(params) + (["lm_head.weight"] if config.tie_weights and "lm_head.weight" in weights else [])
         ours, missing = hf_layout.to_ours(hf_layout.GPT2, weights, names)
         if weights:
@@ -321,10 +322,6 @@ class GPT(Transformer):
 
 def _hf_name(name: str) -> str:
     return name.removeprefix("transformer.")
-
-
-def _as_array(value) -> np.ndarray:
-    return np.asarray(value._data if isinstance(value, Tensor) else value)
 
 
 class _eval_mode:

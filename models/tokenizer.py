@@ -38,7 +38,7 @@ SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(
 # pattern with each class spelled out as the code points re puts in it on this Python
 # (`spelled_pattern`): Oniguruma running that and re running SPLIT_PATTERN cut every text into the
 # same chunks. re keeps running SPLIT_PATTERN itself: the spelled form gives it the same chunks
-# (tests/test_hf_export.py checks every code point) but splits about 3x slower.
+# (tests/test_hf_export.py checks every code point) but splits more slowly.
 _SPELLED = ("'(?:[sdmt]|ll|ve|re)| ?[{L}]+| ?[{D}]+| ?[^{S}{L}{D}]+|[{S}]+(?![^{S}])|[{S}]+")
 
 

@@ -1,8 +1,8 @@
 """`MLP`: the feed-forward half of a transformer block, applied to each token on its own.
 
 c_proj(act(c_fc(x))): up to `hidden` features, a nonlinearity, down again. Attention is where
-tokens exchange information; the MLP then works on each token's vector by itself (chapter
-000_0c2f6b44173e4dca.txt, "The feed-forward network").
+tokens exchange information; the MLP then works on each token's vector by itself (the transformer
+chapter's "The feed-forward network").
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from tinygrad_like import Tensor
 from tinygrad_like.function import state
 
 
-def _as_array(value) -> np.ndarray:
+def as_array(value) -> np.ndarray:
     """A state dict entry as a numpy array: a Tensor's array, or np.asarray of anything else."""
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
@@ -184,7 +184,7 @@ class Module:
         unexpected = [k for k in state if k not in params]
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        arrays = {key: _as_array(value) for key, value in state.items() if key in params}
+        arrays = {key: as_array(value) for key, value in state.items() if key in params}
         for key, value in arrays.items():
             if value.shape != params[key].shape:
                 raise ValueError(f"load_state_dict: '{key}' has shape {value.shape} in the state dict "

@@ -1,4 +1,4 @@
-"""Attention in tiles (tinygrad_like/flash.py): with tiles of a few rows, so that every edge is met on
+"""Attention in tiles (tinygrad_like/fast/flash.py): with tiles of a few rows, so that every edge is met on
 small inputs, the fused ops still equal the composed attention to 1e-12 in float64 (values, both
 backward paths, second derivatives); fully masked rows give 0; float32 stays float32 and within 1e-6
 of the whole-scores formula; two threads give the same numbers as one."""

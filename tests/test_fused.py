@@ -1,4 +1,4 @@
-"""Each fused op (tinygrad_like/fused.py) equals its composed twin (tinygrad_like/twins.py) to 1e-12
+"""Each fused op (tinygrad_like/fast/fused.py) equals its composite (tinygrad_like/dispatch.py: composite_of) to 1e-12
 in float64, in value, gradient and second derivative, and passes gradcheck and gradgradcheck on its own."""
 import math
 import warnings
@@ -88,7 +88,7 @@ NOT_FUSED = {"layernorm with a broadcast weight",   # weight (1,), bias (4, 1): 
 
 
 def check_fused_equals_composed(fn, shapes, name=""):
-    """The fused op that makes fn's result equals its composed twin (tinygrad_like/twins.py, the
+    """The fused op that makes fn's result equals its composite (tinygrad_like/dispatch.py: composite_of, the
     function draw_graph draws inside the op's box) built on the same parents; and the twin equals
     what fn computes inside `composed()`."""
     inputs = [t(*s) for s in shapes]

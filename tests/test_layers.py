@@ -1,6 +1,6 @@
 """The two layers of the engine (issue 19): the teaching core never imports the fast path, no module
-imports another in a circle, importing changes neither numpy's threads nor the allocator, old import
-paths still work (with a warning), Tensor's methods are found where they are defined, and a small GPT
+imports another in a circle, importing changes neither numpy's threads nor the allocator, Tensor's
+methods are found where they are defined (the PyTorch dialect's in tinygrad_like/dialect/), and a small GPT
 trains to the very bits recorded before the split."""
 import ast
 import hashlib
@@ -8,7 +8,6 @@ import json
 import pathlib
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -44,12 +43,10 @@ def import_graph() -> dict:
 MODULES = {module_name(p) for p in PACKAGE.rglob("*.py")}
 
 
-SHIMS = {"tinygrad_like.fused", "tinygrad_like.flash", "tinygrad_like.pool", "tinygrad_like.memory",
-         "tinygrad_like.twins"}
 
 
 def test_no_import_circles():
-    graph = {m: deps - {"tinygrad_like"} for m, deps in import_graph().items() if m not in SHIMS}
+    graph = {m: deps - {"tinygrad_like"} for m, deps in import_graph().items()}
     state, order = {}, []
 
     def visit(m, path):
@@ -69,7 +66,7 @@ def test_no_import_circles():
 
 def test_the_core_never_imports_the_fast_path():
     for module, deps in import_graph().items():
-        if module.startswith("tinygrad_like.fast") or module in SHIMS or module == "tinygrad_like":
+        if module.startswith("tinygrad_like.fast") or module == "tinygrad_like":
             continue
         assert not any(d.startswith("tinygrad_like.fast") for d in deps), f"{module} imports {deps}"
 
@@ -140,33 +137,6 @@ print(json.dumps({"import": at_import, "op": calls}))
     for value, expected in (("1", ["mallopt"]), ("0", [])):
         found = run_watched(script, TINYGRAD_LIKE_TUNE_MALLOC=value)
         assert found == {"import": [], "op": expected}, value
-
-
-@pytest.mark.parametrize("old, new", [("fused", "fast.fused"), ("flash", "fast.flash"), ("pool", "fast.pool"),
-                                      ("memory", "fast.memory")])
-def test_old_import_paths_warn_and_give_the_moved_module(old, new):
-    code = (f"import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-            f"import tinygrad_like.{new} as moved\n"
-            f"try:\n    import tinygrad_like.{old}\nexcept DeprecationWarning as w:\n    print('warned:', w)\n"
-            f"warnings.simplefilter('ignore')\nimport tinygrad_like.{old} as shim\nprint(shim is moved)")
-    out = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT)}, capture_output=True,
-                         text=True, check=True).stdout
-    assert f"warned: tinygrad_like.{old} moved to tinygrad_like.{new}" in out and out.strip().endswith("True")
-
-
-def test_old_twins_module_warns_and_still_answers():
-    from tinygrad_like import Tensor
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        import importlib
-
-        from tinygrad_like import twins
-        importlib.reload(twins)
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught)
-    x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
-    y = x.softmax(-1)
-    assert twins.has_twin(y._ctx)
-    np.testing.assert_allclose(twins.composed_twin(y).numpy(), y.numpy(), rtol=1e-6)
 
 
 def test_tensor_methods_are_found_where_they_are_defined():

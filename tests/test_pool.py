@@ -1,4 +1,4 @@
-"""The engine's thread pool (tinygrad_like/pool.py): products shared out by rows give numpy's product, BLAS is
+"""The engine's thread pool (tinygrad_like/fast/pool.py): products shared out by rows give numpy's product, BLAS is
 held to one thread while the pool has more and given back after, and Linear gives the same on 1 thread and 3."""
 import numpy as np
 import pytest

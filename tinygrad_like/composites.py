@@ -108,6 +108,23 @@ def rmsnorm(x: Tensor, axis=-1, eps: float = 1e-6, weight: Tensor | None = None)
     return y if weight is None else y * weight
 
 
+def class_targets(scores: Tensor, target, ignore_index: int, reduction: str, op: str, what: str, shape) -> tuple:
+    """Class-index targets for scores (..., C), checked once for every loss that reads them: the shape
+    (scores' without the class axis), the reduction, each index not ignored in [0, C). Returns the targets
+    as an array, flattened, and the flat positions kept (M,). what, shape: how the error names the input."""
+    targets = np.asarray(target._data if isinstance(target, type(scores)) else target)
+    if targets.shape != scores.shape[:-1]:
+        raise ShapeError(f"{op}: {what} {shape} need targets of shape {scores.shape[:-1]}, got {targets.shape}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    flat = targets.reshape(-1)
+    rows = np.nonzero(flat != ignore_index)[0]
+    bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= scores.shape[-1])]
+    if bad.size:
+        raise IndexError(f"{op}: target {bad[0]} is outside [0, {scores.shape[-1]})")
+    return targets, flat, rows
+
+
 @composite("cross_entropy")
 def cross_entropy(logits: Tensor, rows: np.ndarray, targets: np.ndarray, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -264,23 +281,11 @@ class CompositeMixin:
         ignored positions). PyTorch's `F.cross_entropy` with its own default ignore_index = −100 is
         tinygrad_like.functional.cross_entropy.
         """
-        targets = np.asarray(targets._data if isinstance(targets, type(self)) else targets)
-        if targets.shape != self.shape[:-1]:
-            raise ShapeError(f"sparse_categorical_crossentropy: logits {self.shape} need targets of shape "
-                             f"{self.shape[:-1]}, got {targets.shape}")
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"sparse_categorical_crossentropy: reduction must be 'mean', 'sum' or 'none', "
-                             f"got {reduction!r}")
+        op = "sparse_categorical_crossentropy"
         if not 0 <= label_smoothing <= 1:
-            raise ValueError(f"sparse_categorical_crossentropy: label_smoothing must be in [0, 1], "
-                             f"got {label_smoothing}")
+            raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        targets, flat, rows = class_targets(self, targets, ignore_index, reduction, op, "logits", self.shape)
         n_class = self.shape[-1]
-        flat = targets.reshape(-1)
-        keep = flat != ignore_index
-        bad = flat[keep & ((flat < 0) | (flat >= n_class))]
-        if bad.size:
-            raise IndexError(f"sparse_categorical_crossentropy: target {bad[0]} is outside [0, {n_class})")
-        rows = np.nonzero(keep)[0]
         loss = run("cross_entropy", self.reshape(-1, n_class), rows, flat[rows], reduction, float(label_smoothing))
         return loss.reshape(targets.shape) if reduction == "none" and loss.shape != targets.shape else loss
 
@@ -308,18 +313,8 @@ class CompositeMixin:
             raise NotImplementedError("nll_loss: class weights are not supported")
         ignore_index = -100 if ignore_index is None else ignore_index
         logp = self._classes_last()
-        targets = np.asarray(target._data if isinstance(target, type(self)) else target)
+        targets, flat, rows = class_targets(logp, target, ignore_index, reduction, "nll_loss", "input", self.shape)
         n_class = logp.shape[-1]
-        if targets.shape != logp.shape[:-1]:
-            raise ShapeError(f"nll_loss: input {self.shape} needs target of shape {logp.shape[:-1]}, "
-                             f"got {targets.shape}")
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-        flat = targets.reshape(-1)
-        rows = np.nonzero(flat != ignore_index)[0]
-        bad = flat[rows][(flat[rows] < 0) | (flat[rows] >= n_class)]
-        if bad.size:
-            raise IndexError(f"nll_loss: target {bad[0]} is outside [0, {n_class})")
         if reduction == "none":                                                   # 0 at ignored positions
             keep = type(self)._result(flat != ignore_index, None)
             every = -logp.reshape(-1, n_class)[np.arange(len(flat)), np.where(keep._data, flat, 0)]

@@ -138,7 +138,7 @@ class Function:
                 if p.requires_grad:
                     requires_grad = True
                     break
-        if requires_grad:  # the options too, so draw_graph can rebuild a fused op's composed twin (twins.py)
+        if requires_grad:  # the options too, so draw_graph can rebuild a fused op's composite (dispatch.py)
             fn.parents, fn.scope, fn.options = parents, state.scope, kwargs
         if state.detect_anomaly:
             fn.scope = state.scope

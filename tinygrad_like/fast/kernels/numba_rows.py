@@ -1,5 +1,5 @@
 """The one-pass kernels in numba: each reads its inputs once and writes its outputs once, where the
-numpy bodies of the fused ops (tinygrad_like/fused.py) make a pass over memory per numpy call.
+numpy bodies of the fused ops (tinygrad_like/fast/fused.py) make a pass over memory per numpy call.
 
 Every kernel works on rows lo..hi of 2-D C-contiguous arrays (rows, n), or on elements lo..hi of
 1-D ones, and lets go of the GIL (nogil), so the engine's own pool shares the rows out
