@@ -15,27 +15,25 @@ Tied embeddings: with tie_weights, `lm_head.weight` IS `transformer.wte.weight` 
 nanoGPT's (PyTorch's) state dict lists it under both names; `state_dict(with_tied=True)` gives that
 form, and `load_state_dict` accepts it (the two entries must then be equal).
 
-Also here: sampling (`generate`, with a KV cache, temperature, top-k and nucleus filtering) and the
-Hugging Face GPT-2 weight layout (`from_hf_gpt2`, `to_hf_gpt2_state_dict`, `from_pretrained`; the
-name tables of every family: models/hf_layout.py).
+Also here: `generate`, with a KV cache (the choice of each token: models/sampling.py). The Hugging Face
+layouts live in models/hf_export.py and the interpretability tools in models/inside.py; the class has a
+thin method for each, which delegates.
 
-References: Radford et al. 2019 (GPT-2); Karpathy's nanoGPT model.py; Holtzman et al. 2020
-(nucleus sampling, https://arxiv.org/abs/1904.09751).
+References: Radford et al. 2019 (GPT-2); Karpathy's nanoGPT model.py.
 """
 from __future__ import annotations
 
-import math
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
-from models import hf_layout
+from models import hf_export, inside
 from models.config import GPTConfig
+from models.sampling import check_sampling, filter_logits, sample_logits
 from nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleDict, RMSNorm, init
 from nn.attention import KVCache
 from nn.block import Block
-from nn.module import as_array
+from nn.module import as_array, eval_mode
 from tinygrad_like import Tensor, no_grad, scope
 from tinygrad_like import random as _random
 
@@ -69,27 +67,25 @@ class Transformer(Module):
         self.last_aux_loss = None
 
     def _trunk(self, idx: np.ndarray, start: int = 0, caches=None, return_weights=False):
-        """Embeddings, blocks and ln_f: idx (B, T) at positions start.. -> x (B, T, C) [, weights]."""
+        """Embeddings, blocks and ln_f: idx (B, T) at positions start.. -> x (B, T, C) [, weights]; with
+        caches (one KVCache per block) the blocks attend over what they hold too."""
         with scope("transformer"):  # the ops' scopes then match the parameter names, transformer.h.0...
-            return self._trunk_layers(idx, start, caches, return_weights)
-
-    def _trunk_layers(self, idx, start, caches, return_weights):
-        B, T = idx.shape
-        x = self.transformer.wte(idx)                                        # (B, T, C)
-        if self.config.pos == "learned":
-            x = x + self.transformer.wpe(np.arange(start, start + T))        # (T, C) broadcast over B
-        x = self.transformer.drop(x)
-        maps = []
-        for i, block in enumerate(self.transformer.h):
-            cache = caches[i] if caches is not None else None
-            if return_weights:
-                x, att = block(x, kv_cache=cache, return_weights=True)      # att (B, nh, T, T_k)
-                maps.append(att)
-            else:
-                x = block(x, kv_cache=cache)
-        if self.config.n_expert > 0:
-            self.last_aux_loss = float(self._mean_aux_loss().item())
-        x = self.transformer.ln_f(x)
+            B, T = idx.shape
+            x = self.transformer.wte(idx)                                        # (B, T, C)
+            if self.config.pos == "learned":
+                x = x + self.transformer.wpe(np.arange(start, start + T))        # (T, C) broadcast over B
+            x = self.transformer.drop(x)
+            maps = []
+            for i, block in enumerate(self.transformer.h):
+                cache = caches[i] if caches is not None else None
+                if return_weights:
+                    x, att = block(x, kv_cache=cache, return_weights=True)      # att (B, nh, T, T_k)
+                    maps.append(att)
+                else:
+                    x = block(x, kv_cache=cache)
+            if self.config.n_expert > 0:
+                self.last_aux_loss = float(self._mean_aux_loss().item())
+            x = self.transformer.ln_f(x)
         return (x, maps) if return_weights else x
 
     def _mean_aux_loss(self) -> Tensor:
@@ -118,12 +114,8 @@ class Transformer(Module):
         return ids.astype(np.int64, copy=False)
 
     def attention_maps(self, idx) -> list[np.ndarray]:
-        """One (B, n_head, T, T) numpy array per block: who each token attends to (rows sum to 1).
-        Runs in eval mode (no dropout) and without building a graph."""
-        idx = self._check_idx(idx)
-        with no_grad(), _eval_mode(self):
-            _, maps = self._trunk(idx, return_weights=True)
-        return [m.numpy().copy() for m in maps]
+        """One (B, n_head, T, T) array per block, rows summing to 1: models/inside.py."""
+        return inside.attention_maps(self, idx)
 
 
 class GPT(Transformer):
@@ -167,17 +159,12 @@ class GPT(Transformer):
 
     # ------------------------------------------------------------ looking inside (models/inside.py)
     def run_with_cache(self, idx, hooks: dict | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """(logits (B, T, vocab_size), {activation name: numpy array}), in eval mode without a graph; the
-        logits are bit-identical to self(idx)'s. hooks as in run_with_hooks, applied before caching.
-        The names (transformer.h.1.resid_pre, ...attn.pattern, ...) are listed in models/inside.py."""
-        from models.inside import run_with_cache
-        return run_with_cache(self, idx, hooks)
+        """(logits, {activation name: numpy array}), in eval mode without a graph: models/inside.py."""
+        return inside.run_with_cache(self, idx, hooks)
 
     def run_with_hooks(self, idx, hooks: dict) -> np.ndarray:
-        """Logits (B, T, vocab_size) with hooks {activation name: fn} applied: fn(a numpy copy of the
-        activation) returns None (read it) or a replacement of the same shape (patch or ablate it)."""
-        from models.inside import run_with_hooks
-        return run_with_hooks(self, idx, hooks)
+        """Logits with hooks {activation name: fn} reading or replacing activations: models/inside.py."""
+        return inside.run_with_hooks(self, idx, hooks)
 
     # ------------------------------------------------------------ state dicts
     def state_dict(self, with_tied: bool = False) -> dict[str, np.ndarray]:
@@ -227,12 +214,12 @@ class GPT(Transformer):
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) \
                 or max_new_tokens < 0:
             raise ValueError(f"generate: max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
-        _check_sampling(temperature, top_k, top_p)
+        check_sampling(temperature, top_k, top_p)
         rng = np.random.default_rng(seed) if seed is not None else _random.rng()
         block = self.config.block_size
         use_cache = use_cache and self.config.causal
         caches = None
-        with no_grad(), _eval_mode(self):
+        with no_grad(), eval_mode(self):
             for _ in range(max_new_tokens):
                 if not use_cache:
                     x = self._trunk(ids[:, -block:])                              # (B, T, C)
@@ -246,144 +233,28 @@ class GPT(Transformer):
                 ids = np.concatenate([ids, nxt[:, None]], axis=1)
         return ids
 
-    # ------------------------------------------------------------ Hugging Face GPT-2 layout
+    # ------------------------------------------------------------ Hugging Face layouts (models/hf_export.py)
     @classmethod
     def from_hf_gpt2(cls, state_dict: dict, config: GPTConfig) -> "GPT":
-        """A GPT built from `config` holding Hugging Face GPT-2 weights.
-
-        HF names are ours without "transformer." (the prefix is optional here), and its Conv1D layers
-        store weight as (in, out), the transpose of Linear's (out, in): attn.c_attn, attn.c_proj,
-        mlp.c_fc and mlp.c_proj weights are transposed. The causal-mask buffers attn.bias and
-        attn.masked_bias are skipped; lm_head.weight is optional when the embeddings are tied.
-        """
-        model = cls(config)
-        params = dict(model.named_parameters())
-        given = {}  # the name with "transformer." -> the key as given
-        for key in state_dict:
-            name = key.removeprefix("transformer.")
-            if not name.endswith((".attn.bias", ".attn.masked_bias")):              # buffers, not parameters
-                given[name if name == "lm_head.weight" else "transformer." + name] = key
-        weights = {name: as_array(state_dict[key]) for name, key in given.items()}
-        names = list(params) + (["lm_head.weight"] if config.tie_weights and "lm_head.weight" in weights else [])
-        ours, missing = hf_layout.to_ours(hf_layout.GPT2, weights, names)
-        if weights:
-            key = given[next(iter(weights))]
-            raise KeyError(f"from_hf_gpt2: '{key}' is not a parameter of this model "
-                           f"(it expects {sorted(_hf_name(n) for n in params)[:6]}...)")
-        for name, array in ours.items():
-            if name in params and array.shape != params[name].shape:
-                row, (theirs,) = hf_layout.row_of(hf_layout.GPT2, name)
-                how = f", {array.shape} after the Conv1D transpose," if row.transpose else ""
-                key = given[theirs]
-                raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(state_dict[key]))}{how} but "
-                                 f"the model's '{name}' is {params[name].shape}")
-        if missing:
-            raise KeyError(f"from_hf_gpt2: the state dict lacks {[_hf_name(n) for n in missing]}")
-        model.load_state_dict(ours)
-        return model
+        """A GPT of `config` holding Hugging Face GPT-2 weights (Conv1D layouts transposed): hf_export."""
+        return hf_export.from_hf_gpt2(cls, state_dict, config)
 
     def to_hf_gpt2_state_dict(self) -> dict[str, np.ndarray]:
-        """The inverse of from_hf_gpt2: GPT2LMHeadModel's names ("transformer.h.0.attn.c_attn.weight",
-        ..., "lm_head.weight") and Conv1D layout, as contiguous copies (safetensors needs contiguous)."""
-        hf = hf_layout.to_theirs(hf_layout.GPT2, self.state_dict(with_tied=True), self.config)
-        return {name: np.ascontiguousarray(array).copy() for name, array in hf.items()}
+        """GPT2LMHeadModel's names and Conv1D layout, as contiguous copies: hf_export."""
+        return hf_export.to_hf_gpt2_state_dict(self)
 
     @classmethod
     def from_pretrained(cls, path, dtype: str | None = None) -> "GPT":
         """Load a local Hugging Face directory (config.json + model.safetensors, no network) in the GPT-2,
-        Llama or Mixtral layout, written by transformers or by `save_pretrained` (whose config.json
-        also holds our GPTConfig, so the model comes back identical). dtype None: float64 when the
-        file says so, else float32. A config our layers cannot compute exactly (another RMSNorm eps,
-        RoPE theta or activation, an unsupported architecture) is a ValueError naming it.
-        Layouts and checks: models/hf_export.py.
-        """
-        from models.hf_export import load_pretrained
-        return load_pretrained(cls, path, dtype)
+        Llama or Mixtral layout; dtype None: the file's. A config our layers cannot compute exactly is a
+        ValueError naming it. Layouts and checks: models/hf_export.py."""
+        return hf_export.load_pretrained(cls, path, dtype)
 
     def save_pretrained(self, directory, overwrite: bool = False, tokenizer=None, readme: str | None = None) -> Path:
-        """Write a directory that transformers loads with its own classes (no code of ours):
-        config.json, model.safetensors, generation_config.json, and with `tokenizer` (a BPETokenizer or
-        CharTokenizer) its tokenizer.json + tokenizer_config.json; with `readme`, README.md (a model card).
-
-        GPT-2 shaped configs -> GPT2LMHeadModel, Llama shaped -> LlamaForCausalLM, Llama shaped with
-        experts -> MixtralForCausalLM; any other config is a ValueError naming the field that has no
-        counterpart (models/hf_export.py). A non-empty directory is refused unless overwrite=True; the
-        files are written to a temporary directory beside it and renamed into place, so a failure
-        leaves no half-written directory.
-        """
-        from models.hf_export import save_pretrained
+        """Write a directory that transformers loads with its own classes (GPT2LMHeadModel, LlamaForCausalLM
+        or MixtralForCausalLM): config.json, model.safetensors, generation_config.json, with `tokenizer` its
+        tokenizer files, with `readme` a model card. Written beside and renamed into place: models/hf_export.py."""
         extra = tokenizer.to_hf_files(self.config.block_size) if tokenizer is not None else {}
         if readme is not None:
             extra["README.md"] = readme
-        return save_pretrained(self, directory, overwrite, extra_files=extra)
-
-
-# ---------------------------------------------------------------- Hugging Face names
-
-def _hf_name(name: str) -> str:
-    return name.removeprefix("transformer.")
-
-
-class _eval_mode:
-    """`with _eval_mode(model):` eval mode inside, the previous mode restored after."""
-
-    def __init__(self, model: Module):
-        self.model = model
-
-    def __enter__(self):
-        self.was_training = self.model.training
-        self.model.eval()
-
-    def __exit__(self, *exc):
-        self.model.train(self.was_training)
-
-
-# ---------------------------------------------------------------- sampling helpers (numpy, no graph)
-
-def _check_sampling(temperature, top_k, top_p) -> None:
-    if not (isinstance(temperature, Real) and temperature >= 0 and math.isfinite(temperature)):
-        raise ValueError(f"generate: temperature must be a number >= 0 (0 is greedy), got {temperature!r}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
-        raise ValueError(f"generate: top_k must be an integer >= 1 or None, got {top_k!r}")
-    if top_p is not None and not (isinstance(top_p, Real) and 0 < top_p <= 1):
-        raise ValueError(f"generate: top_p must be in (0, 1] or None, got {top_p!r}")
-
-
-def filter_logits(logits: np.ndarray, top_k: int | None = None, top_p: float | None = None) -> np.ndarray:
-    """logits (B, V) with the tokens that may not be sampled set to -inf (a float64 copy).
-
-    top_k: keep the k largest logits of each row (ties at the k-th value are all kept).
-    top_p (nucleus): keep the smallest set of most probable tokens whose probability reaches p: a
-    token is dropped when the tokens more probable than it already sum to >= p. The most probable
-    token is always kept.
-    """
-    out = np.array(logits, dtype=np.float64)
-    if top_k is not None and top_k < out.shape[-1]:
-        kth = np.sort(out, axis=-1)[:, -top_k][:, None]                    # (B, 1) the k-th largest
-        out[out < kth] = -np.inf
-    if top_p is not None and top_p < 1:
-        order = np.argsort(-out, axis=-1, kind="stable")                    # (B, V) most probable first
-        probs = np.take_along_axis(_softmax(out), order, axis=-1)
-        before = np.cumsum(probs, axis=-1) - probs                          # mass of the better tokens
-        drop = np.zeros_like(out, dtype=bool)
-        np.put_along_axis(drop, order, before >= top_p, axis=-1)
-        out[drop] = -np.inf
-    return out
-
-
-def sample_logits(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
-                  top_p: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-    """One token per row of logits (B, V): argmax for temperature 0, else a draw from
-    softmax(filter_logits(logits / temperature)) by inverse CDF with one uniform number per row."""
-    logits = np.asarray(logits, dtype=np.float64)
-    if temperature == 0:
-        return np.argmax(logits, axis=-1)
-    probs = _softmax(filter_logits(logits / temperature, top_k, top_p))     # (B, V)
-    u = (rng if rng is not None else _random.rng()).random((logits.shape[0], 1))
-    cdf = np.cumsum(probs, axis=-1)
-    return np.minimum((cdf < u * cdf[:, -1:]).sum(-1), logits.shape[-1] - 1)
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+        return hf_export.save_pretrained(self, directory, overwrite, extra_files=extra)

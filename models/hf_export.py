@@ -44,6 +44,7 @@ import numpy as np
 
 from models import hf_layout
 from models.config import GPTConfig
+from nn.module import as_array
 
 ARCHITECTURES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mixtral": "MixtralForCausalLM"}
 MODEL_TYPES = {v: k for k, v in ARCHITECTURES.items()}
@@ -361,3 +362,51 @@ def _unfuse_experts(w: dict, c: GPTConfig) -> dict:
             w[moe + f"experts.{e}.w1.weight"], w[moe + f"experts.{e}.w3.weight"] = np.split(gate_up[e], [c.hidden])
             w[moe + f"experts.{e}.w2.weight"] = down[e]
     return w
+
+
+# ---------------------------------------------------------------- GPT-2's state dict, both ways
+
+def from_hf_gpt2(cls, state_dict: dict, config: GPTConfig):
+    """A model of class `cls` built from `config` holding Hugging Face GPT-2 weights.
+
+    HF names are ours without "transformer." (the prefix is optional here), and its Conv1D layers
+    store weight as (in, out), the transpose of Linear's (out, in): attn.c_attn, attn.c_proj,
+    mlp.c_fc and mlp.c_proj weights are transposed. The causal-mask buffers attn.bias and
+    attn.masked_bias are skipped; lm_head.weight is optional when the embeddings are tied.
+    """
+    model = cls(config)
+    params = dict(model.named_parameters())
+    given = {}  # the name with "transformer." -> the key as given
+    for key in state_dict:
+        name = key.removeprefix("transformer.")
+        if not name.endswith((".attn.bias", ".attn.masked_bias")):              # buffers, not parameters
+            given[name if name == "lm_head.weight" else "transformer." + name] = key
+    weights = {name: as_array(state_dict[key]) for name, key in given.items()}
+    names = list(params) + (["lm_head.weight"] if config.tie_weights and "lm_head.weight" in weights else [])
+    ours, missing = hf_layout.to_ours(hf_layout.GPT2, weights, names)
+    if weights:
+        key = given[next(iter(weights))]
+        raise KeyError(f"from_hf_gpt2: '{key}' is not a parameter of this model "
+                       f"(it expects {sorted(_hf_name(n) for n in params)[:6]}...)")
+    for name, array in ours.items():
+        if name in params and array.shape != params[name].shape:
+            row, (theirs,) = hf_layout.row_of(hf_layout.GPT2, name)
+            how = f", {array.shape} after the Conv1D transpose," if row.transpose else ""
+            key = given[theirs]
+            raise ValueError(f"from_hf_gpt2: '{key}' has shape {tuple(np.shape(state_dict[key]))}{how} but "
+                             f"the model's '{name}' is {params[name].shape}")
+    if missing:
+        raise KeyError(f"from_hf_gpt2: the state dict lacks {[_hf_name(n) for n in missing]}")
+    model.load_state_dict(ours)
+    return model
+
+
+def to_hf_gpt2_state_dict(model) -> dict[str, np.ndarray]:
+    """The inverse of from_hf_gpt2: GPT2LMHeadModel's names ("transformer.h.0.attn.c_attn.weight",
+    ..., "lm_head.weight") and Conv1D layout, as contiguous copies (safetensors needs contiguous)."""
+    hf = hf_layout.to_theirs(hf_layout.GPT2, model.state_dict(with_tied=True), model.config)
+    return {name: np.ascontiguousarray(array).copy() for name, array in hf.items()}
+
+
+def _hf_name(name: str) -> str:
+    return name.removeprefix("transformer.")

@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 
 from nn.attention import repeat_kv
-from nn.module import Module
+from nn.module import Module, eval_mode
 from nn.moe import MoE
 from tinygrad_like import Tensor, no_grad
 
@@ -151,13 +151,8 @@ def run_with_hooks(model, idx, hooks: dict | None = None, cache: dict | None = N
                     handles.append(_cache_pattern(point.owner, name, cache))
                 else:
                     handles.append(_attach(point, name, lambda a, name=name: cache.__setitem__(name, a)))
-        was_training = model.training
-        model.eval()
-        try:
-            with no_grad():
-                logits, _ = model(idx)
-        finally:
-            model.train(was_training)
+        with no_grad(), eval_mode(model):
+            logits, _ = model(idx)
     finally:
         for handle in handles:
             handle.remove()
@@ -169,3 +164,12 @@ def run_with_cache(model, idx, hooks: dict | None = None) -> tuple[np.ndarray, d
     cache = {}
     logits = run_with_hooks(model, idx, hooks, cache)
     return logits, cache
+
+
+def attention_maps(model, idx) -> list[np.ndarray]:
+    """One (B, n_head, T, T) numpy array per block: who each token attends to (rows sum to 1). Runs in
+    eval mode (no dropout) and without building a graph."""
+    idx = model._check_idx(idx)
+    with no_grad(), eval_mode(model):
+        _, maps = model._trunk(idx, return_weights=True)
+    return [m.numpy().copy() for m in maps]

@@ -296,6 +296,20 @@ class Module:
         return "\n".join(lines) + (")" if not children else "\n)")
 
 
+class eval_mode:
+    """`with eval_mode(model):` the model in eval mode inside (no dropout, ...), its previous mode after."""
+
+    def __init__(self, model: Module):
+        self.model = model
+
+    def __enter__(self):
+        self.was_training = self.model.training
+        self.model.eval()
+
+    def __exit__(self, *exc):
+        self.model.train(self.was_training)
+
+
 class RemovableHandle:
     """What register_forward_hook / register_forward_pre_hook return: `remove()` takes the hook off
     (a second remove does nothing); also a context manager that removes it on exit."""

@@ -46,3 +46,12 @@ def test_engine_md_quotes_the_counted_figures():
            f"{figures['fast, lines of C']:,} of C)" in text
     assert f"(`tinygrad_like/dialect/`, {figures['dialect, lines']:,} lines)" in text
     assert f"Five files hold the whole idea, {figures['reading order, code lines']:,} lines of code" in text
+
+
+def test_the_model_file_is_the_model():
+    """models/gpt.py reads config -> embeddings -> blocks -> head -> loss -> generate; the Hugging Face layouts
+    and the interpretability tools live in models/hf_export.py and models/inside.py."""
+    path = ROOT / "models" / "gpt.py"
+    assert len(path.read_text().splitlines()) <= 260
+    names = {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)}
+    assert {"forward", "generate", "_trunk"} <= names and "_trunk_layers" not in names
