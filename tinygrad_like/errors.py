@@ -14,3 +14,9 @@ class DimError(IndexError, ValueError):
 
 class ShapeError(ValueError, RuntimeError):
     """Shapes that do not fit an op (broadcasting, matmul, cat, view, ...): PyTorch's RuntimeError."""
+
+
+class NotInEngine(NotImplementedError, AttributeError):
+    """A PyTorch name the tinygrad_like engine does not provide (a module's name or a Tensor's attribute):
+    an AttributeError, so `hasattr` and `getattr(x, name, None)` answer False / None, and a
+    NotImplementedError, which is what it means."""

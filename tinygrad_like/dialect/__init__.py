@@ -11,7 +11,8 @@ for a PyTorch user's habits, attached to the Tensor when `tinygrad_like` is impo
 - conversions.py: into another dtype or device (`to()`, `cpu()`, `type()`; `.long()`, `.int()` go here);
 - inplace.py: arithmetic by name and writing into a tensor (`add`, `add_`, `zero_`, `copy_`, `normal_`,
   `x[i] = v`, `t += x`), with PyTorch's rules for when that is allowed;
-- functional.py: torch.nn.functional's names and signatures (`import tinygrad_like.functional as F`).
+- functional.py: torch.nn.functional's names and signatures (`import tinygrad_like.functional as F`);
+- missing.py: an attribute PyTorch's Tensor has and ours does not raises `NotInEngine`, naming it.
 
 A new PyTorch Tensor method goes into the file of its kind above, as a method of that file's class;
 `attach` copies it onto Tensor, and refuses a name the engine already defines, so the dialect never
@@ -20,10 +21,10 @@ changes what a core method does. The methods keep their own module and source li
 """
 from __future__ import annotations
 
-from tinygrad_like.dialect import attributes, conversions, functional, inplace, spelling
+from tinygrad_like.dialect import attributes, conversions, functional, inplace, missing, spelling
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["attach", "attributes", "conversions", "functional", "inplace", "spelling"]
+__all__ = ["attach", "attributes", "conversions", "functional", "inplace", "missing", "spelling"]
 
 _CLASS_MACHINERY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
                     "__static_attributes__"}
@@ -43,4 +44,4 @@ def attach(cls, *sources) -> None:
 
 
 spelling.accept_both_spellings(Tensor)      # first, so that only the engine's own methods are wrapped
-attach(Tensor, attributes.Attributes, conversions.Conversions, inplace.InPlace)
+attach(Tensor, attributes.Attributes, conversions.Conversions, inplace.InPlace, missing.Missing)

@@ -1,10 +1,13 @@
-"""PyTorch's conversions of a Tensor: `to(...)`, `cpu()`, `type(...)`, `long()`, `int()`, `bool()`, `contiguous()`.
+"""PyTorch's conversions of a Tensor: `to(...)`, `cpu()`, `cuda()`, `type(...)`, `type_as(...)`,
+`long()`, `int()`, `bool()` (and `short()`, `char()`, `byte()`), `contiguous()`, and the `new_*`
+constructors that take the tensor's dtype.
 
 `to("cpu")` and `cpu()` return the tensor itself (the engine has one device and one memory), `to(dtype)`
-casts (a differentiable Cast, as in PyTorch), and any device but the CPU is an error that says so.
-`long()`, `int()` and `bool()` cast to int64, int32 and bool. `contiguous()` returns the tensor itself:
-every op hands its result to numpy, which reads any layout, so no Tensor ever needs a contiguous copy
-(PyTorch's `view` after `transpose` does; ours reshapes whatever it is given). A new conversion goes here.
+casts (a differentiable Cast, as in PyTorch), and any device but the CPU (`cuda()`, `to("cuda")`) is an
+error that says so. `contiguous()` returns the tensor itself: every op hands its result to numpy, which
+reads any layout, so no Tensor ever needs a contiguous copy (PyTorch's `view` after `transpose` does;
+ours reshapes whatever it is given). `half()` and `bfloat16()` are refused (dialect/missing.py): the
+engine computes in float32 and float64. A new conversion goes here.
 """
 from __future__ import annotations
 
@@ -34,11 +37,75 @@ def _as_dtype(spec) -> np.dtype:
         raise TypeError(f"{spec!r} is not a dtype the engine knows (bool, integers, float32, float64)") from None
 
 
+def _shape(size) -> tuple:
+    """new_zeros(2, 3), new_zeros((2, 3)) and new_zeros([2, 3]) all mean the shape (2, 3)."""
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+
+
 class Conversions:
     """PyTorch's names for turning a tensor into another dtype or device."""
 
     def cpu(self) -> Tensor:
         return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        """Always the error `to("cuda")` gives: the engine runs on the CPU."""
+        Device("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the array lies in memory in row-major order (a transpose's does not)."""
+        return bool(self._data.flags.c_contiguous)
+
+    def short(self, memory_format=None) -> Tensor: return self.cast(np.int16)
+    def char(self, memory_format=None) -> Tensor: return self.cast(np.int8)
+    def byte(self, memory_format=None) -> Tensor: return self.cast(np.uint8)
+
+    def type_as(self, other) -> Tensor:
+        """This tensor in other's dtype (a differentiable cast)."""
+        return self.cast(other.dtype)
+
+    def element_size(self) -> int:
+        """Bytes per entry: 4 for float32, 8 for float64 and int64, 1 for bool."""
+        return self._data.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first entry: equal for two tensors that share it (x and x.data)."""
+        return self._data.ctypes.data
+
+    # ---------------------------------------------------------------- new tensors like this one
+    def _new(self, array: np.ndarray, dtype, requires_grad: bool, device) -> Tensor:
+        if device is not None:
+            Device(device)
+        return type(self)(array.astype(self.dtype if dtype is None else _as_dtype(dtype), copy=False),
+                          requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+        """Zeros of `size`, in this tensor's dtype unless `dtype` is given (PyTorch's new_zeros)."""
+        return self._new(np.zeros(_shape(size)), dtype, requires_grad, device)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+        return self._new(np.ones(_shape(size)), dtype, requires_grad, device)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+        """Zeros: an 'uninitialised' tensor here is zeros, so nothing depends on leftover memory."""
+        return self._new(np.zeros(_shape(size)), dtype, requires_grad, device)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False) -> Tensor:
+        return self._new(np.full(_shape((size,)), fill_value), dtype, requires_grad, device)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+        """A copy of `data` (a number, lists, an array or a tensor) in this tensor's dtype unless `dtype`."""
+        array = np.array(data._data if hasattr(data, "_ctx") else data, copy=True)
+        return self._new(array, dtype, requires_grad, device)
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None) -> Tensor:
         """PyTorch's conversions: to(dtype), to("cpu"), to(device, dtype), to(other) (other's dtype),

@@ -6,6 +6,8 @@ and `getattr(torch, "compile", None)`, which scripts use to probe features, stil
 """
 from __future__ import annotations
 
+from tinygrad_like.errors import NotInEngine  # noqa: F401  (raised here, defined beside the engine's errors)
+
 # Names scripts commonly reach for, with why the engine has none (shown in the message and in docs/pytorch.md).
 REFUSED = {
     "torch.compile": "the engine runs every op eagerly in numpy; there is no compiler",
@@ -28,8 +30,6 @@ REFUSED = {
 }
 
 
-class NotInEngine(NotImplementedError, AttributeError):
-    """A PyTorch name the tinygrad_like engine does not provide."""
 
 
 def reason(qualified: str) -> str | None:

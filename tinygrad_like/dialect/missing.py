@@ -1,0 +1,89 @@
+"""A Tensor attribute that PyTorch has and the engine does not: an error that names it and says so.
+
+`x.stft(...)` on a PyTorch program's tensor would otherwise end in Python's bare "'Tensor' object has
+no attribute 'stft'", which reads like a typo in the program. Here it raises `NotInEngine` (an
+AttributeError, so `hasattr` and `getattr(x, name, None)` still answer False / None, and a
+NotImplementedError, which is what it means) naming the attribute and, where one kind of thing is
+missing (devices, sparse or quantized tensors, complex numbers, ...), why. A name PyTorch does not have
+keeps Python's own AttributeError.
+
+PyTorch's names are recorded in pytorch_tensor_names.txt (so this works without PyTorch):
+    python -m tinygrad_like.dialect.missing --names    # with PyTorch installed: rewrite the list
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+from tinygrad_like.errors import NotInEngine
+
+NAMES = Path(__file__).with_name("pytorch_tensor_names.txt")
+
+# (names, or prefixes ending in "*", why the engine has none); the first that matches says why
+_KINDS = (
+    ("cuda is_cuda pin_memory is_pinned ipu is_ipu xpu is_xpu mtia is_mtia is_maia is_mps is_vulkan is_xla is_meta "
+     "record_stream get_device to_mkldnn is_mkldnn is_distributed", "the engine runs on the CPU only"),
+    ("*sparse* to_sparse* coalesce is_coalesced indices values crow_indices col_indices ccol_indices row_indices "
+     "to_dense dense_dim smm sspaddmm", "dense numpy arrays only"),
+    ("q_* qscheme is_quantized int_repr dequantize", "no quantized tensors"),
+    ("conj* is_conj imag real angle is_complex cfloat cdouble chalf resolve_conj resolve_neg is_neg adjoint mH "
+     "sgn sgn_ isreal", "no complex numbers"),
+    ("names rename rename_ refine_names align_as align_to has_names", "no named tensors"),
+    ("storage storage_offset storage_type untyped_storage set_ is_set_to share_memory_ is_shared as_strided* stride "
+     "resize_* resize new_empty_strided is_nested to_padded_tensor dim_order layout nonzero_static",
+     "a tensor's memory is one numpy array: no storages, strides or nested tensors"),
+    ("half bfloat16 float8*", "float32 and float64 only"),
+    ("cholesky* qr svd lu lu_solve det logdet slogdet inverse pinverse eig symeig geqrf orgqr ormqr lstsq solve "
+     "triangular_solve matrix_exp matrix_power", "no linear algebra beyond matmul"),
+    ("stft istft", "no Fourier transforms"),
+    ("lgamma* digamma* polygamma* mvlgamma* i0 i0_ erfinv* erfc erfc_ igamma* igammac* logit logit_ sinc sinc_",
+     "no special functions beyond erf"),
+    ("register_hook register_post_accumulate_grad_hook retains_grad output_nr reinforce volatile grad_dtype "
+     "module_load map_ map2_ apply_ hash_tensor is_inference as_subclass",
+     "outside the engine's autograd and Python object model"),
+)
+
+
+def _matches(name: str, pattern: str) -> bool:
+    if pattern.startswith("*") and pattern.endswith("*"):
+        return pattern[1:-1] in name
+    return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
+
+
+@functools.cache
+def pytorch_names() -> frozenset:
+    """torch.Tensor's public names, as recorded."""
+    return frozenset(line.strip() for line in NAMES.read_text().splitlines() if line.strip() and line[0] != "#")
+
+
+def reason(name: str) -> str:
+    """Why the engine has no Tensor.`name` (a name PyTorch's Tensor has)."""
+    for patterns, why in _KINDS:
+        if any(_matches(name, p) for p in patterns.split()):
+            return why
+    return "not in the engine yet"
+
+
+class Missing:
+    """Tensor.__getattr__: Python calls it only for a name the Tensor does not have."""
+
+    def __getattr__(self, name: str):
+        if name in pytorch_names():
+            raise NotInEngine(f"Tensor.{name}: PyTorch's Tensor has it, tinygrad_like's does not ({reason(name)}). "
+                              "See docs/pytorch.md.")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+
+def _record() -> None:
+    import torch
+    names = sorted(n for n in dir(torch.Tensor) if not n.startswith("_"))
+    header = (f"# torch.Tensor's public names (dir() without underscores), PyTorch {torch.__version__}; "
+              "regenerate: python -m tinygrad_like.dialect.missing --names\n")
+    NAMES.write_text(header + "\n".join(names) + "\n")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--names"]:
+        sys.exit("usage: python -m tinygrad_like.dialect.missing --names   (needs PyTorch)")
+    _record()
