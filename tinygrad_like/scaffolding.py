@@ -57,10 +57,14 @@ class Around:
         self.anomaly = state.detect_anomaly
 
     def before_rule(self, node, g) -> None:
-        """node's gradient g is complete and its rule is next: a freed graph is an error; grad()'s answer,
-        the drawing's last gradient and retain_grad's .grad are taken here."""
+        """node's gradient g is complete and its rule is next: a freed graph is an error, so is an input
+        changed in place after the op read it; grad()'s answer, the drawing's last gradient and
+        retain_grad's .grad are taken here."""
         if node._ctx.freed:
             freed_error(node._ctx)
+        for p in node._ctx.parents:
+            if p._tape_index > node._tape_index:   # p was changed in place after this op read it (dialect/inplace.py)
+                changed_error(node._ctx, p)
         if g is None:
             return
         if self.wanted is not None and node in self.wanted:
@@ -148,6 +152,15 @@ class Skeleton:
     def __repr__(self):
         made_by = f" made by {type(self._ctx).__name__}" if self._ctx is not None else ""
         return f"Skeleton(shape={self.shape}, dtype={self.dtype}{made_by}, array freed by backward)"
+
+
+def changed_error(ctx, p) -> None:
+    """An op's input was changed in place after the op read it (an in-place method on an intermediate
+    takes a new place on the tape, dialect/inplace.py): its gradient would go to the new value."""
+    raise RuntimeError(
+        f"backward: {type(ctx).__name__} read a tensor of shape {p.shape} that {type(p._ctx).__name__} then "
+        f"changed in place, and its gradient would go to the new value. Write {type(p._ctx).__name__} out of "
+        f"place (a new tensor), or call it before {type(ctx).__name__} reads the tensor.")
 
 
 def freed_error(ctx) -> None:

@@ -7,11 +7,15 @@ An in-place method writes into the tensor's own array and returns the tensor its
 is being recorded: under `no_grad()` (an optimizer step, an init), or when neither the tensor nor the
 value written requires grad. While a graph is recorded:
 - a leaf that requires grad (a parameter) is PyTorch's RuntimeError: update it under no_grad();
-- any other tensor (an intermediate result, or a constant receiving a value that requires grad) is a
-  RuntimeError too, saying to write it out of place. PyTorch records such writes and counts versions
-  to catch a value that backward still needs; our graph holds tensors by identity, so rewriting one
-  would silently change what backward reads. (`h += 1` still works on an intermediate: Python binds
-  the name h to the new result, see InPlace._inplace.)
+- any other tensor (an intermediate result, as `scores.masked_fill_(mask, -inf)` in attention written
+  the textbook way, or a constant receiving a value that requires grad) is recorded, as PyTorch does:
+  the tensor keeps its identity and becomes the output of a node named after the method (a
+  `masked_fill_` node, drawn by draw_graph), whose input is its old value. Its new value is a new
+  array, so the old one stays whatever backward needs. An op that had already read the tensor would
+  send its gradient to the wrong value: backward refuses that, naming both ops (autograd.py; PyTorch
+  catches it with a version counter, we with the order tensors are made in, Tensor._tape_index; scaffolding.py). Writing
+  with `x[index] = v`, `normal_` or `uniform_` while recording is still refused: write those out of place.
+  (`h += 1` on an intermediate makes a new node that Python binds to the name h, see InPlace._inplace.)
 The random ones draw from the library's generator (tinygrad_like/random.py), or from `generator=`.
 The dialect attaches these to Tensor (dialect/__init__.py).
 """
@@ -23,7 +27,7 @@ import numpy as np
 
 from tinygrad_like import random as _random
 from tinygrad_like.errors import ShapeError
-from tinygrad_like.function import no_grad, state
+from tinygrad_like.function import Function, no_grad, state
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -34,17 +38,59 @@ def leaf_error(op: str) -> RuntimeError:
                         "recorded; update it under `with no_grad():`")
 
 
+def recording(t: Tensor, value=None) -> bool:
+    """Is writing `value` into `t` part of a graph being recorded?"""
+    return state.grad_enabled and (t.requires_grad or getattr(value, "requires_grad", False))
+
+
 def check_inplace(t: Tensor, op: str, value=None) -> None:
-    """PyTorch's rule for writing into `t` (see the module's docstring); an error when it may not be."""
-    if not state.grad_enabled or not (t.requires_grad or getattr(value, "requires_grad", False)):
+    """For the writes that are never recorded (x[i] = v, normal_, uniform_): an error while recording."""
+    if not recording(t, value):
         return
     if t.requires_grad and t._ctx is None:
         raise leaf_error(op)
-    name = op.rstrip("_")
-    hint = f"h = h.{name}(...)" if name in ("add", "sub", "mul", "div", "clamp") else "a new tensor"
     raise RuntimeError(f"{op}: this tensor is part of a recorded graph (it, or the value written into it, requires "
-                       f"grad), and changing it in place would change what backward reads; write {hint} out of "
-                       "place, or do it under `with no_grad():`")
+                       "grad), and this write is not recorded; make a new tensor out of place (torch.where, "
+                       "masked_fill, cat), or do it under `with no_grad():`")
+
+
+class InPlaceOp(Function):
+    """The node an in-place method adds to a recorded graph: its input is the method's out-of-place result,
+    its output the tensor written into (the same array). Forward and backward are the identity; what it
+    adds is the method's name, its subclass's name (`masked_fill_`), for draw_graph and for errors."""
+
+    def forward(self, x): return x
+    def backward(self, grad, out): return grad
+
+
+_NODES: dict = {}
+
+
+def _node(op: str) -> type:
+    """The InPlaceOp subclass named `op` (one per method name)."""
+    if op not in _NODES:
+        _NODES[op] = type(op, (InPlaceOp,), {"__doc__": f"{op}, recorded in place (dialect/inplace.py)"})
+    return _NODES[op]
+
+
+def record(t: Tensor, op: str, compute, casting: str = "same_kind") -> Tensor:
+    """Write compute(old) into t as a recorded op, old being t's value before: t keeps its identity and
+    becomes the output of an `op` node whose input is compute(old). See the module's docstring."""
+    if t.requires_grad and t._ctx is None:
+        raise leaf_error(op)
+    old = t._result(t._data, t._ctx)                      # t as it was, a tensor of its own
+    old._tape_index, old.name, old.scope, old.requires_grad = t._tape_index, t.name, t.scope, t.requires_grad
+    result = compute(old)
+    if result.shape != t.shape:
+        raise ShapeError(f"{op}: the result's shape {result.shape} is not the tensor's shape {t.shape} "
+                         "(the other operand must broadcast to it)")
+    if result.dtype != t.dtype:
+        if not np.can_cast(result.dtype, t.dtype, casting):
+            raise TypeError(f"{op}: the result's dtype {result.dtype} cannot be written into a {t.dtype} tensor")
+        result = result.cast(t.dtype)
+    new = _node(op).apply(result)
+    t._data, t._ctx, t._tape_index, t.requires_grad = new._data, new._ctx, new._tape_index, new.requires_grad
+    return t
 
 
 def write(t: Tensor, values, op: str, casting: str = "same_kind") -> Tensor:
@@ -62,6 +108,12 @@ def write(t: Tensor, values, op: str, casting: str = "same_kind") -> Tensor:
         raise ValueError(f"{op}: this tensor's array is read-only (a broadcast view?); make a copy first")
     np.copyto(t._data, values, casting=casting)
     return t
+
+
+def _everywhere(t: Tensor, value) -> Tensor:
+    """`value` (a number or a tensor) broadcast to t's shape, as a recorded op of t and value: t's gradient
+    is zero, value's the sum of the gradient over where it was broadcast."""
+    return t._result(np.asarray(True), None).where(value if hasattr(value, "_ctx") else t._lift(value), t)
 
 
 def _numpy_generator(generator) -> np.random.Generator:
@@ -96,39 +148,40 @@ class InPlace:
         return self / other
 
     # ---------------------------------------------------------------- in place
-    def _update(self, op: str, compute, other=None) -> Tensor:
-        """Write compute() (an out-of-place op of self and other) into self, by the rules above."""
-        check_inplace(self, op, other)
+    def _update(self, op: str, compute, other=None, casting: str = "same_kind") -> Tensor:
+        """Write compute(self) (an out-of-place op of self and other) into self, by the rules above."""
+        if recording(self, other):
+            return record(self, op, compute, casting)
         with no_grad():
-            result = compute()
+            result = compute(self)
         if result.shape != self.shape:
             raise ShapeError(f"{op}: the result's shape {result.shape} is not the tensor's shape {self.shape} "
                              "(the other operand must broadcast to it)")
-        return write(self, result._data, op)
+        return write(self, result._data, op, casting)
 
-    def add_(self, other, alpha=1) -> Tensor: return self._update("add_", lambda: self.add(other, alpha), other)
-    def sub_(self, other, alpha=1) -> Tensor: return self._update("sub_", lambda: self.sub(other, alpha), other)
-    def mul_(self, other) -> Tensor: return self._update("mul_", lambda: self * other, other)
-    def div_(self, other) -> Tensor: return self._update("div_", lambda: self / other, other)
+    def add_(self, other, alpha=1) -> Tensor: return self._update("add_", lambda t: t.add(other, alpha), other)
+    def sub_(self, other, alpha=1) -> Tensor: return self._update("sub_", lambda t: t.sub(other, alpha), other)
+    def mul_(self, other) -> Tensor: return self._update("mul_", lambda t: t * other, other)
+    def div_(self, other) -> Tensor: return self._update("div_", lambda t: t / other, other)
 
     def clamp_(self, min=None, max=None) -> Tensor:
-        return self._update("clamp_", lambda: self.clamp(min, max))
+        return self._update("clamp_", lambda t: t.clamp(min, max))
 
     def masked_fill_(self, mask, value) -> Tensor:
-        return self._update("masked_fill_", lambda: self.masked_fill(mask, value), value)
+        return self._update("masked_fill_", lambda t: t.masked_fill(mask, value), value)
 
     def zero_(self) -> Tensor:
-        check_inplace(self, "zero_")
+        if recording(self):
+            return record(self, "zero_", lambda t: _everywhere(t, 0), "unsafe")
         return write(self, 0, "zero_", casting="unsafe")
 
     def fill_(self, value) -> Tensor:
         """Every entry set to `value` (a number, or a one-element tensor), converted to self's dtype."""
-        check_inplace(self, "fill_", value)
-        if hasattr(value, "_ctx"):
-            if value._data.ndim:
-                raise ShapeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
-            value = value._data
-        return write(self, value, "fill_", casting="unsafe")
+        if hasattr(value, "_ctx") and value._data.ndim:
+            raise ShapeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+        if recording(self, value):
+            return record(self, "fill_", lambda t: _everywhere(t, value), "unsafe")
+        return write(self, value._data if hasattr(value, "_ctx") else value, "fill_", casting="unsafe")
 
     def __setitem__(self, index, value) -> None:
         """x[index] = value, written into x's own array (PyTorch's `losses[k] = loss.item()`), with the
@@ -156,7 +209,8 @@ class InPlace:
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """src's values (broadcast to self's shape) written into self, converted to self's dtype
         (floats into integers truncate toward 0, as in PyTorch)."""
-        check_inplace(self, "copy_", src)
+        if recording(self, src):
+            return record(self, "copy_", lambda t: _everywhere(t, src), "unsafe")
         return write(self, src._data if hasattr(src, "_ctx") else src, "copy_", casting="unsafe")
 
     def _draw(self, op: str, draws) -> Tensor:
@@ -180,9 +234,8 @@ class InPlace:
         `with no_grad(): w -= lr * w.grad` trains w. While recording, a leaf that requires grad is an
         error (PyTorch's too); an intermediate result becomes a new node that Python binds to the name
         (unlike the named in-place methods, whose result a caller may drop: see above)."""
-        recording = state.grad_enabled and (self.requires_grad or getattr(other, "requires_grad", False))
-        if not recording:
-            return self._update(name, lambda: op(self, other), other)
+        if not recording(self, other):
+            return self._update(name, lambda t: op(t, other), other)
         if self.requires_grad and self._ctx is None:
             raise leaf_error(name)
         return op(self, other)
