@@ -67,6 +67,12 @@ IDX = np.array([[0, 2, 1], [2, 2, 0]])           # dim 1 of a (2, 3) or (2, 4): 
 IDX0 = np.array([[1, 0, 1, 0], [0, 0, 1, 1]])    # dim 0 of a (2, 4)
 MASK = np.array([[True, False, True], [False, True, True]])
 TARGET01 = np.array([[1.0, 0, 0, 1], [1, 1, 0, 0], [0, 1, 1, 1]])
+CAUSAL = np.triu(np.ones((4, 4), dtype=bool), k=1)
+
+
+def _filled_in_place(scores):
+    scores.masked_fill_(Tensor(CAUSAL), -5.0)             # recorded on the intermediate, as in PyTorch
+    return scores
 
 # elementwise math
 case("sin", [(2, 3)], lambda x: x.sin(), np.sin)
@@ -78,6 +84,34 @@ case("log2", [(2, 3)], lambda x: x.log2(), np.log2, kind="pos")
 case("exp2", [(2, 3)], lambda x: x.exp2(), np.exp2)
 case("square", [(2, 3)], lambda x: x.square(), np.square)
 case("pow", [(2, 3)], lambda x: x.pow(3), lambda x: x ** 3, label="method")
+
+# issue 26: the elementwise family of tinygrad's operator tests (inputs kept inside each domain)
+case("asin", [(2, 3)], lambda x: (x.tanh() * 0.8).asin(), lambda x: np.arcsin(np.tanh(x) * 0.8))
+case("acos", [(2, 3)], lambda x: (x.tanh() * 0.8).acos(), lambda x: np.arccos(np.tanh(x) * 0.8))
+case("atan", [(2, 3)], lambda x: (x * 3).atan(), lambda x: np.arctan(x * 3))
+case("atan2", [(2, 3), (3,)], lambda y, x: y.atan2(x), np.arctan2)
+case("atan2", [(2, 3)], lambda y: y.atan2(-2.0), lambda y: np.arctan2(y, -2.0), label="scalar")
+case("sinh", [(2, 3)], lambda x: x.sinh(), np.sinh)
+case("cosh", [(2, 3)], lambda x: x.cosh(), np.cosh)
+case("log10", [(2, 3)], lambda x: x.log10(), np.log10, kind="pos")
+case("expm1", [(2, 3)], lambda x: x.expm1(), np.expm1)
+case("fmod", [(2, 3), (3,)], lambda x, y: (x - 1.3).fmod(y), lambda x, y: np.fmod(x - 1.3, y), kind="pos")
+case("fmod", [(2, 3), (2, 3)], lambda x, y: (x * 7).fmod(-y), lambda x, y: np.fmod(x * 7, -y), kind="pos",
+     label="negative-divisor")
+case("remainder", [(2, 3), (3,)], lambda x, y: (x - 1.3).remainder(y), lambda x, y: np.remainder(x - 1.3, y),
+     kind="pos")
+case("elu", [(2, 3)], lambda x: x.elu(0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x)), kind="distinct")
+case("leaky_relu", [(2, 3)], lambda x: x.leaky_relu(0.2), lambda x: np.where(x > 0, x, 0.2 * x), kind="distinct")
+case("hardtanh", [(3, 4)], lambda x: x.hardtanh(-0.5, 0.6), lambda x: np.clip(x, -0.5, 0.6), kind="distinct")
+case("relu6", [(3, 4)], lambda x: (x * 4).relu6(), lambda x: np.clip(x * 4, 0, 6), kind="distinct")
+case("diagonal", [(2, 3, 4)], lambda x: x.diagonal(1, 0, 2), lambda x: np.diagonal(x, 1, 0, 2))
+case("diagonal", [(3, 5)], lambda x: x.diagonal(-1), lambda x: np.diagonal(x, -1), label="below")
+case("diag", [(3,)], lambda x: x.diag(1), lambda x: np.diag(x, 1))
+case("diag", [(3,)], lambda x: x.diag(-2), lambda x: np.diag(x, -2), label="below")
+case("diag", [(3, 4)], lambda x: x.diag(), np.diag, label="matrix")
+case("diag_embed", [(2, 3)], lambda x: x.diag_embed(), lambda x: np.stack([np.diag(r) for r in x]))
+case("masked_fill_", [(4, 3), (4, 3)], lambda q, k: _filled_in_place(q @ k.T),
+     lambda q, k: np.where(CAUSAL, -5.0, q @ k.T), label="on-an-intermediate")
 case("pow", [(2, 3), (3,)], lambda x, y: x.pow(y), np.power, kind="pos", label="method-tensor")
 case("softplus", [(2, 3)], lambda x: x.softplus(), np_softplus)
 case("softplus", [(2, 3)], lambda x: (x * 8).softplus(), lambda x: np_softplus(x * 8), label="wide")

@@ -1,11 +1,14 @@
-"""Elementwise math beyond the core: sin/cos (positional encodings, RoPE), rsqrt, log2/exp2, erf
-(exact GELU), a softplus that is stable at ±1e4, square, pow, clamp/clip, round/floor/ceil, lerp,
-the comparisons (<, ==, ..., isclose/allclose) and logic (&, |, ^, ~), and integer division (//, %).
+"""Elementwise math beyond the core: sin/cos (positional encodings, RoPE), the inverse and hyperbolic
+trigonometric functions, rsqrt, log2/log10/exp2/expm1, erf (exact GELU), a softplus that is stable at
+±1e4, square, pow, clamp/clip, fmod, round/floor/ceil/trunc, lerp, the activations elu, leaky_relu,
+hardtanh and relu6, the tests isnan/isinf/isfinite, the comparisons (<, ==, ..., isclose/allclose) and
+logic (&, |, ^, ~), and integer division (//, %).
 
-sin, cos, erf and log1p are primitives (tinygrad_like/ops.py); the rest are composed from primitives,
-so their gradients (and second derivatives) come for free. Every function keeps the input's shape
-and, for float32 input, float32; integer and bool input gives float32, as in PyTorch. Tensor inherits
-them from `ElementwiseMathMixin`.
+sin, cos, erf and log1p are primitives of tinygrad_like/ops.py; asin, acos, atan, atan2, expm1 and fmod
+are primitives of this file (forward and backward side by side, below); the rest are composed from
+primitives, so their gradients (and second derivatives) come for free. Every function keeps the
+input's shape and, for float32 input, float32; integer and bool input gives float32, as in PyTorch.
+Tensor inherits them from `ElementwiseMathMixin`.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tinygrad_like import dtypes, ops
+from tinygrad_like.function import Function
+from tinygrad_like.ops import unbroadcast
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -22,6 +27,54 @@ if TYPE_CHECKING:
 
 def _constant(self: Tensor, array: np.ndarray) -> Tensor:
     return self._result(array, None)
+
+
+# ---------------------------------------------------------------- this file's primitives
+
+class Asin(Function):
+    def forward(self, x): return np.arcsin(x)
+    def backward(self, grad, out):                                        # d asin = 1/√(1 − x²)
+        x = self.parents[0]
+        return grad / (1 - x * x).sqrt()
+
+
+class Acos(Function):
+    def forward(self, x): return np.arccos(x)
+    def backward(self, grad, out):                                        # d acos = −1/√(1 − x²)
+        x = self.parents[0]
+        return -grad / (1 - x * x).sqrt()
+
+
+class Atan(Function):
+    def forward(self, x): return np.arctan(x)
+    def backward(self, grad, out):                                        # d atan = 1/(1 + x²)
+        x = self.parents[0]
+        return grad / (1 + x * x)
+
+
+class Expm1(Function):
+    """e^x − 1, exact for tiny x, where exp(x) − 1 loses every digit."""
+    def forward(self, x): return np.expm1(x)
+    def backward(self, grad, out): return grad * (out + 1)                # d(e^x − 1) = e^x
+
+
+class Atan2(Function):
+    """The angle of the point (x, y): atan(y/x) in the right quadrant, in (−π, π]."""
+    def forward(self, y, x): return np.arctan2(y, x)
+    def backward(self, grad, out):                                        # d atan2 = (x dy − y dx) / (x² + y²)
+        y, x = self.parents
+        r2 = x * x + y * y
+        return (unbroadcast(grad * x / r2, y.shape) if y.requires_grad else None,
+                unbroadcast(-grad * y / r2, x.shape) if x.requires_grad else None)
+
+
+class Fmod(Function):
+    """x − trunc(x/y)·y: C's fmod, with the sign of x (Mod, Python's %, takes the sign of y)."""
+    def forward(self, x, y): return np.fmod(x, y)
+    def backward(self, grad, out):                                        # d fmod = dx − trunc(x/y) dy
+        x, y = self.parents
+        return (unbroadcast(grad, x.shape) if x.requires_grad else None,
+                unbroadcast(-grad * (x / y).trunc(), y.shape) if y.requires_grad else None)
 
 
 class ElementwiseMathMixin:
@@ -38,6 +91,74 @@ class ElementwiseMathMixin:
         return ops.Erf.apply(self._floating())
 
     def log1p(self) -> Tensor: return ops.Log1p.apply(self._floating())
+
+    def expm1(self) -> Tensor: return Expm1.apply(self._floating())
+
+    def asin(self) -> Tensor: return Asin.apply(self._floating())
+
+    def acos(self) -> Tensor: return Acos.apply(self._floating())
+
+    def atan(self) -> Tensor: return Atan.apply(self._floating())
+
+    def atan2(self, other) -> Tensor:
+        """The angle of the point (x=other, y=self), in (−π, π]: atan2(0, −1) = π. Broadcasts."""
+        y, x = self._floats(other)
+        return Atan2.apply(y, x)
+
+    def sinh(self) -> Tensor:
+        """(e^x − e^−x)/2, written with expm1 so that it stays exact near 0."""
+        x = self._floating()
+        return (x.expm1() - (-x).expm1()) * 0.5
+
+    def cosh(self) -> Tensor:
+        """(e^x + e^−x)/2."""
+        x = self._floating()
+        return (x.exp() + (-x).exp()) * 0.5
+
+    def log10(self) -> Tensor:
+        """log₁₀ x = ln x / ln 10."""
+        return self.log() * (1 / math.log(10))
+
+    def fmod(self, other) -> Tensor:
+        """x − trunc(x/y)·y, the sign of x (C's fmod); `%` and remainder() take the sign of y."""
+        a, b = self._pair(other)
+        if a.dtype.kind != "f" and not b._data.all():
+            raise ZeroDivisionError(f"fmod: integer division by zero (shapes {a.shape} and {b.shape})")
+        return Fmod.apply(a, b)
+
+    def remainder(self, other) -> Tensor:
+        """self − ⌊self/other⌋·other, the sign of other: Python's and PyTorch's `%`."""
+        return self % other
+
+    def trunc(self) -> Tensor:
+        """x rounded toward zero, in x's dtype. No gradient."""
+        return _constant(self, np.trunc(self._data))
+
+    fix = trunc
+
+    # ---------------------------------------------------------------- activations
+    def elu(self, alpha: float = 1.0) -> Tensor:
+        """x for x > 0, α(e^x − 1) elsewhere; the derivative at 0 is α, as in PyTorch."""
+        return (self > 0).where(self, self.expm1() * alpha)
+
+    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
+        """x for x > 0, negative_slope·x elsewhere; the derivative at 0 is negative_slope, as in PyTorch."""
+        return (self > 0).where(self, self * negative_slope)
+
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+        """x clamped into [min_val, max_val]. Unlike clamp, the derivative is 0 at the bounds themselves, as
+        PyTorch's hardtanh (and relu6) has it; NaN stays NaN."""
+        inside = (self > min_val) & (self < max_val)
+        return inside.where(self, self.clamp(min_val, max_val).detach())
+
+    def relu6(self) -> Tensor:
+        """min(max(x, 0), 6), MobileNet's activation: hardtanh(0, 6)."""
+        return self.hardtanh(0.0, 6.0)
+
+    # ---------------------------------------------------------------- tests, no gradient
+    def isnan(self) -> Tensor: return _constant(self, np.isnan(self._data))
+    def isinf(self) -> Tensor: return _constant(self, np.isinf(self._data))
+    def isfinite(self) -> Tensor: return _constant(self, np.isfinite(self._data))
 
     def rsqrt(self) -> Tensor:
         """1/√x (RMSNorm's scale)."""

@@ -1,5 +1,5 @@
 """Moving entries around without changing them: split/chunk, unflatten, repeat, repeat_interleave,
-flip, roll, pad, clone, numel.
+flip, roll, pad, diagonal/diag/diag_embed, clone, numel.
 
 All are composed from the movement primitives (reshape, expand, getitem, cat), so their gradients
 route each output entry's gradient back to the entry it came from. Movement ops take `dim` as
@@ -139,6 +139,40 @@ class MovementMixin:
                 pieces.append(self._result(np.full(shape, value, dtype=self.dtype), None) if amount else None)
             out = self.cat([p for p in (pieces[0], out, pieces[1]) if p is not None], dim=d)
         return out
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The entries x[i, i + offset] of the matrices spanned by dim1 and dim2, as a last axis (PyTorch's
+        layout): (2, 3, 4).diagonal(0, 0, 2) is (3, 2). Read with one integer-array getitem, so the
+        gradient goes back to the diagonal and nowhere else."""
+        d1, d2 = self._dim(dim1, "diagonal"), self._dim(dim2, "diagonal")
+        if d1 == d2:
+            raise ValueError(f"diagonal: dim1 and dim2 are the same axis ({dim1}, {dim2}) of shape {self.shape}")
+        x = self.permute(*[a for a in range(self.ndim) if a not in (d1, d2)], d1, d2)
+        rows, cols = x.shape[-2:]
+        n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+        i = np.arange(n)
+        start_row, start_col = max(-offset, 0), max(offset, 0)
+        return x[..., i + start_row, i + start_col]
+
+    def diag_embed(self, offset: int = 0) -> Tensor:
+        """(..., n) -> (..., m, m), m = n + |offset|: each last-axis vector laid on the offset diagonal of a
+        matrix of zeros (diagonal's inverse). Composed by padding each entry with n zeros and reading the
+        flat result as n rows of n: entry i lands at i·(n + 1), the diagonal; no product, so an inf stays
+        on the diagonal and leaves no NaN beside it."""
+        n = self.shape[-1]
+        flat = self.unsqueeze(-1).pad((0, n)).reshape(*self.shape[:-1], n * (n + 1))
+        square = flat[..., :n * n].reshape(*self.shape[:-1], n, n)
+        k = abs(offset)
+        return square.pad((k, 0, 0, k) if offset > 0 else (0, k, k, 0)) if k else square
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """PyTorch's two-way diag: a vector (n,) gives the matrix with it on the `diagonal`-th diagonal,
+        a matrix gives that diagonal as a vector."""
+        if self.ndim == 1:
+            return self.diag_embed(diagonal)
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        raise ShapeError(f"diag: needs a vector or a matrix, got shape {self.shape} (use diagonal() or diag_embed())")
 
     def clone(self) -> Tensor:
         """A copy with its own memory (writing into it leaves self alone); the gradient passes through."""

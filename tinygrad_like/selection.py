@@ -1,5 +1,5 @@
-"""Picking entries by index: gather, scatter/scatter_add, index_select, masked_select, sort, topk,
-nonzero, and sampling with multinomial.
+"""Picking entries by index: gather, scatter/scatter_add, index_select, masked_select, sort, argsort,
+topk, unique, nonzero, and sampling with multinomial.
 
 gather, index_select, masked_select, sort and topk read entries with one integer-array `getitem`, so
 the gradient is getitem's: each picked entry's gradient added back where it was read (ScatterAdd).
@@ -134,6 +134,30 @@ class SelectionMixin:
         d = self._dim(dim, "sort")
         order = _argsort(self._data, d, descending)
         return ValuesIndices(self.gather(d, order), self._result(order, None))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """int64 indices that sort `dim` (sort()'s indices); equal entries keep their order. No gradient."""
+        return self._result(_argsort(self._data, self._dim(dim, "argsort"), descending), None)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None):
+        """The distinct entries, ascending (1-D; with `dim`, the distinct slices along dim), as PyTorch's
+        unique; `sorted=False` is accepted and gives them sorted too. return_inverse adds, for each entry
+        (or slice), the index of its value in the result (shaped like the input); return_counts adds how
+        often each value occurs. NaNs stay apart, one per NaN, as in PyTorch. No gradient."""
+        if dim is None:
+            values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True, equal_nan=False)
+            inverse = inverse.reshape(self.shape)
+        else:
+            values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True,
+                                                axis=self._dim(dim, "unique"))
+            inverse = inverse.reshape(-1)
+        out = [self._result(values, None)]
+        if return_inverse:
+            out.append(self._result(inverse.astype(np.int64), None))
+        if return_counts:
+            out.append(self._result(counts.astype(np.int64), None))
+        return out[0] if len(out) == 1 else tuple(out)
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along `dim` and their indices, largest first; ties keep

@@ -12,8 +12,8 @@ value written requires grad. While a graph is recorded:
   the tensor keeps its identity and becomes the output of a node named after the method (a
   `masked_fill_` node, drawn by draw_graph), whose input is its old value. Its new value is a new
   array, so the old one stays whatever backward needs. An op that had already read the tensor would
-  send its gradient to the wrong value: backward refuses that, naming both ops (autograd.py; PyTorch
-  catches it with a version counter, we with the order tensors are made in, Tensor._tape_index; scaffolding.py). Writing
+  send its gradient to the wrong value: backward refuses that, naming both ops (scaffolding.py; PyTorch
+  catches it with a version counter, we with the order tensors are made in, Tensor._tape_index). Writing
   with `x[index] = v`, `normal_` or `uniform_` while recording is still refused: write those out of place.
   (`h += 1` on an intermediate makes a new node that Python binds to the name h, see InPlace._inplace.)
 The random ones draw from the library's generator (tinygrad_like/random.py), or from `generator=`.
@@ -143,9 +143,23 @@ class InPlace:
     def mul(self, other) -> Tensor:
         return self * other
 
-    def div(self, other) -> Tensor:
-        """True division: integers give float32, as in PyTorch."""
-        return self / other
+    def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        """True division (integers give float32, as in PyTorch); rounding_mode="floor" rounds the quotient
+        down (Python's //), "trunc" toward zero (C's /), both in the operands' dtype and without a
+        gradient (its derivative is 0 wherever it exists)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self // other
+        if rounding_mode != "trunc":
+            raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
+        a, b = self._pair(other)
+        if a.dtype.kind == "f":
+            return a._result(np.trunc(a._data / b._data), None)
+        q = a // b                                            # floor, then one up where it rounded a negative down
+        return q._result(q._data + ((q._data < 0) & (q._data * b._data != a._data)), None)
+
+    divide = true_divide = div
 
     # ---------------------------------------------------------------- in place
     def _update(self, op: str, compute, other=None, casting: str = "same_kind") -> Tensor:
@@ -162,7 +176,8 @@ class InPlace:
     def add_(self, other, alpha=1) -> Tensor: return self._update("add_", lambda t: t.add(other, alpha), other)
     def sub_(self, other, alpha=1) -> Tensor: return self._update("sub_", lambda t: t.sub(other, alpha), other)
     def mul_(self, other) -> Tensor: return self._update("mul_", lambda t: t * other, other)
-    def div_(self, other) -> Tensor: return self._update("div_", lambda t: t / other, other)
+    def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        return self._update("div_", lambda t: t.div(other, rounding_mode=rounding_mode), other)
 
     def clamp_(self, min=None, max=None) -> Tensor:
         return self._update("clamp_", lambda t: t.clamp(min, max))
