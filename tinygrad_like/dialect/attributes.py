@@ -22,13 +22,16 @@ if TYPE_CHECKING:
 
 
 class Size(tuple):
-    """A shape, as PyTorch's torch.Size: a tuple of ints that also counts its entries."""
+    """A shape, as PyTorch's torch.Size: a tuple of ints that also counts its entries. It prints as
+    `torch.Size([2, 3])` when printing as PyTorch (dialect/printing.py), else `Size([2, 3])`."""
+
+    prefix = ""
 
     def numel(self) -> int:
         return math.prod(self)
 
     def __repr__(self):
-        return f"Size({list(self)})"
+        return f"{Size.prefix}Size({list(self)})"
 
 
 class Device:

@@ -13,8 +13,11 @@ Two ways in:
 A name the engine does not provide raises NotInEngine (a NotImplementedError, and an AttributeError so
 `hasattr` answers False) naming it: `tinygrad_like.torch has no torch.fft`. CUDA and MPS are never
 available; asking for them says the engine runs on the CPU. `supported_names()` lists what there is.
+Importing it makes tensors and shapes print as PyTorch's (`tensor([1., 2.])`, `torch.Size([2])`,
+tinygrad_like/dialect/printing.py); `use_pytorch_printing(False)` gives the engine's printing back.
 """
 from tinygrad_like import Tensor
+from tinygrad_like.dialect.printing import use_pytorch_printing
 from tinygrad_like.torch import _functions, _refuse, _tensor_types, _tensors
 from tinygrad_like.torch._importer import install, uninstall
 from tinygrad_like.torch._names import supported_names
@@ -96,6 +99,8 @@ globals().update(_functions.FUNCTIONS)
 
 from tinygrad_like.torch import amp, autograd, backends, cuda, distributed, nn, optim, utils  # noqa: E402 (they import the names above)
 from tinygrad_like.torch.amp import autocast  # noqa: E402
+
+use_pytorch_printing()   # tensors and shapes print as PyTorch's, for a script run through the facade
 
 __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
