@@ -6,6 +6,7 @@ and `getattr(torch, "compile", None)`, which scripts use to probe features, stil
 """
 from __future__ import annotations
 
+from tinygrad_like.dialect import missing
 from tinygrad_like.errors import NotInEngine  # noqa: F401  (raised here, defined beside the engine's errors)
 
 # Names scripts commonly reach for, with why the engine has none (shown in the message and in docs/pytorch.md).
@@ -33,7 +34,11 @@ REFUSED = {
 
 
 def reason(qualified: str) -> str | None:
-    """Why the engine has no `qualified` (e.g. "torch.fft"), or None when nobody has said."""
+    """Why the engine has no `qualified` (e.g. "torch.fft"), or None when nobody has said. A Tensor
+    attribute's reason is the dialect's (tinygrad_like/dialect/missing.py), which its error shows."""
+    if qualified.startswith("torch.Tensor."):
+        name = qualified.removeprefix("torch.Tensor.")
+        return missing.reason(name) if name in missing.pytorch_names() else None
     return REFUSED.get(qualified)
 
 

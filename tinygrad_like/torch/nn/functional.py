@@ -54,7 +54,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, negative_slope·x elsewhere (the slope at 0 is negative_slope's, as PyTorch's)."""
-    return (input > 0).where(input, input * negative_slope)
+    return input.leaky_relu(negative_slope)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
