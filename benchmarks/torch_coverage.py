@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nn.state import _atomic_write  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
+from tinygrad_like.dialect import missing as dialect_missing  # noqa: E402
 from tinygrad_like.torch import _refuse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +146,10 @@ def main(argv=None) -> int:
     ap.add_argument("--counts", action="store_true", help="print the counts table only, write nothing")
     args = ap.parse_args(argv)
     if args.names:
-        _write(NAMES, json.dumps(pytorch_names(), indent=1) + "\n")
+        recorded = pytorch_names()
+        _write(NAMES, json.dumps(recorded, indent=1) + "\n")
+        tensor_names = dialect_missing.names_file(recorded["names"]["torch.Tensor"], recorded["version"])
+        _write(dialect_missing.NAMES, tensor_names)          # the same list, for the dialect's errors
     names = json.loads(NAMES.read_text())
     cov = coverage(names)
     if args.counts:

@@ -122,3 +122,11 @@ def test_reasons_match_whole_names_not_parts_of_them():
     assert missing.reason("det") == "no linear algebra beyond matmul"
     assert missing.reason("detach_") == missing.reason("absolute") == "not in the engine yet"
     assert missing.reason("to_sparse_csr") == "dense numpy arrays only"
+
+
+def test_the_recorded_names_are_the_coverage_reports():
+    import json
+    from pathlib import Path
+    recorded = json.loads((Path(__file__).parents[1] / "docs" / "torch_names.json").read_text())
+    assert missing.pytorch_names() == set(recorded["names"]["torch.Tensor"])
+    assert missing.NAMES.read_text() == missing.names_file(recorded["names"]["torch.Tensor"], recorded["version"])

@@ -7,13 +7,12 @@ NotImplementedError, which is what it means) naming the attribute and, where one
 missing (devices, sparse or quantized tensors, complex numbers, ...), why. A name PyTorch does not have
 keeps Python's own AttributeError.
 
-PyTorch's names are recorded in pytorch_tensor_names.txt (so this works without PyTorch):
-    python -m tinygrad_like.dialect.missing --names    # with PyTorch installed: rewrite the list
+PyTorch's names are recorded in pytorch_tensor_names.txt, so this works without PyTorch; the file is
+written, with docs/torch_names.json, by `python benchmarks/torch_coverage.py --names` (with PyTorch).
 """
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 from tinygrad_like.errors import NotInEngine
@@ -75,15 +74,7 @@ class Missing:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
 
-def _record() -> None:
-    import torch
-    names = sorted(n for n in dir(torch.Tensor) if not n.startswith("_"))
-    header = (f"# torch.Tensor's public names (dir() without underscores), PyTorch {torch.__version__}; "
-              "regenerate: python -m tinygrad_like.dialect.missing --names\n")
-    NAMES.write_text(header + "\n".join(names) + "\n")
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] != ["--names"]:
-        sys.exit("usage: python -m tinygrad_like.dialect.missing --names   (needs PyTorch)")
-    _record()
+def names_file(names, version: str) -> str:
+    """The text of pytorch_tensor_names.txt for torch.Tensor's `names` in PyTorch `version`."""
+    return (f"# torch.Tensor's public names (dir() without underscores), PyTorch {version}; written by "
+            "python benchmarks/torch_coverage.py --names\n" + "\n".join(sorted(names)) + "\n")

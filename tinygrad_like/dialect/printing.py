@@ -74,8 +74,13 @@ def _size_of(self: Tensor) -> Size:
 
 
 def use_pytorch_printing(on: bool = True) -> None:
-    """Print tensors and shapes as PyTorch does (on), or as the engine does (off), in this process."""
-    Tensor.__repr__ = _pytorch_repr if on else _ENGINE["__repr__"]
+    """Print tensors and shapes as PyTorch does (on), or as the engine does (off), in this process.
+    Off puts back exactly what the engine defines: its repr (from a mixin, so nothing on Tensor itself)
+    and its shape property."""
+    if on:
+        Tensor.__repr__ = _pytorch_repr
+    elif "__repr__" in vars(Tensor) and Tensor.__repr__ is not _ENGINE["__repr__"]:
+        del Tensor.__repr__
     Tensor.shape = property(_size_of) if on else _ENGINE["shape"]
     Size.prefix = "torch." if on else ""
 
