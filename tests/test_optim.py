@@ -366,3 +366,39 @@ def test_adam_updates_a_group_as_one_flat_array_and_matches_per_parameter_formul
     state = opt.state[id(params[0])]
     assert state["exp_avg"].base is not None               # a view of the group's flat buffer
     assert opt.state_dict()["state"][0]["exp_avg"].shape == (3, 4)
+
+
+@pytest.mark.parametrize("decoupled, wd", [(True, 0.01), (False, 0.1), (False, 0.0)])
+def test_the_fast_paths_adam_in_pieces_equals_the_plain_one_bit_for_bit(decoupled, wd):
+    """tinygrad_like/fast/adam.py runs nn.optim's arithmetic in cache-sized pieces; with arrays of several
+    pieces (65,536 elements each) every element is the same, for one parameter and for a group."""
+    from nn import optim
+    from tinygrad_like.fast import adam
+    rng = np.random.default_rng(7)
+    n = 3 * (1 << 16) + 123
+    p, g, m, v = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
+    v = np.abs(v)
+    a, b = [x.copy() for x in (p, m, v)], [x.copy() for x in (p, m, v)]
+    optim.adam_update(a[0], g, a[1], a[2], 1e-3, 0.9, 0.999, 1e-8, wd, decoupled, 3)
+    adam.adam_update(b[0], g, b[1], b[2], 1e-3, 0.9, 0.999, 1e-8, wd, decoupled, 3)
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+    assert not np.array_equal(a[0], p)                                   # it did update
+    params = [rng.standard_normal(s).astype(np.float32) for s in ((300, 400), (70_000,))]
+    grads = [rng.standard_normal(q.shape).astype(np.float32) for q in params]
+    size = sum(q.size for q in params)
+    plain = ([q.copy() for q in params], np.zeros(size, np.float32), np.zeros(size, np.float32))
+    fast = ([q.copy() for q in params], np.zeros(size, np.float32), np.zeros(size, np.float32))
+    optim.adam_group(plain[0], grads, plain[1], plain[2], 1e-3, 0.9, 0.999, 1e-8, wd, decoupled, 1)
+    adam.adam_group(fast[0], grads, fast[1], fast[2], 1e-3, 0.9, 0.999, 1e-8, wd, decoupled, 1)
+    for x, y in zip(plain[0] + [plain[1], plain[2]], fast[0] + [fast[1], fast[2]]):
+        assert np.array_equal(x, y)
+
+
+def test_adam_reaches_the_fast_path_only_through_dispatch():
+    from tinygrad_like import dispatch, fast
+    from tinygrad_like.fast import adam
+    assert dispatch.kernel("adam_update", None) is adam.run_update
+    assert dispatch.kernel("adam_group", None) is adam.run_group
+    with fast.enabled(False):
+        assert dispatch.kernel("adam_update", "plain") == "plain"

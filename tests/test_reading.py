@@ -55,3 +55,17 @@ def test_the_model_file_is_the_model():
     assert len(path.read_text().splitlines()) <= 260
     names = {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)}
     assert {"forward", "generate", "_trunk"} <= names and "_trunk_layers" not in names
+
+
+def test_one_attention_one_mask_one_head_split_one_kv_repeat():
+    """nn/attention.py stays short and takes the engine's causal mask and head split; the fast path's
+    additive mask is made from the same causal_mask; nothing else repeats key/value heads by hand."""
+    attention = (ROOT / "nn" / "attention.py").read_text()
+    assert len(attention.splitlines()) <= 130
+    assert "causal_mask(" in attention and "split_heads(qkv, nh, nkv)" in attention
+    for path in list((ROOT / "nn").rglob("*.py")) + list((ROOT / "models").rglob("*.py")) + \
+            list((ROOT / "tinygrad_like").rglob("*.py")):
+        text = path.read_text()
+        if path.name != "composites.py":
+            assert "np.tril(np.ones(" not in text, path                 # a causal mask of its own
+        assert "def repeat_kv(x" not in text, path

@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from tinygrad_like import ops
+from tinygrad_like.composites import causal_mask
 
 
 def keep_sum(a, axis):
@@ -26,7 +27,7 @@ def constant(kind: str, n: int, dtype: np.dtype) -> np.ndarray:
     if kind == "ones":
         array = np.ones(n, dtype)
     else:
-        array = np.where(np.tril(np.ones((n, n), dtype=bool)), 0, -np.inf).astype(dtype)
+        array = np.where(causal_mask(n, n), 0, -np.inf).astype(dtype)
     array.flags.writeable = False
     return array
 
