@@ -13,7 +13,8 @@ from tinygrad_like import random as _random
 
 
 def normal_(t: Tensor, std: float = 0.02, mean: float = 0.0) -> Tensor:
-    t._data[...] = _random.rng().normal(mean, std, t.shape)
+    contiguous = t._data.flags.c_contiguous
+    t._data[...] = _random.into(t._data, lambda shape: _random.normal(shape, t.dtype, mean, std, contiguous))
     return t
 
 
@@ -43,7 +44,7 @@ def gpt2_init_(model, n_layer: int, std: float = 0.02) -> None:
 # ---------------------------------------------------------------- PyTorch's schemes (torch.nn.init)
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    t._data[...] = _random.rng().uniform(a, b, t.shape)
+    t._data[...] = _random.into(t._data, lambda shape: _random.uniform(shape, t.dtype, a, b))
     return t
 
 

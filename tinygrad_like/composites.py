@@ -332,8 +332,7 @@ class CompositeMixin:
             return self
         if not 0 <= p < 1:
             raise ValueError(f"dropout: p must be in [0, 1), got {p}")
-        keep = _random.rng().random(self.shape) >= p
-        return self * self._result((keep / (1 - p)).astype(self.dtype), None)
+        return self * self._result(_random.dropout_noise(self.shape, p, self.dtype), None)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False,
                                      enable_gqa=False):

@@ -40,7 +40,8 @@ class CreationMixin:
 
     @staticmethod
     def manual_seed(seed: int) -> None:
-        """Seed the library's one random generator: randn, rand, uniform, dropout and sampling."""
+        """Seed the library's one random stream (randn, rand, uniform, dropout, sampling, init) and make it the
+        engine's own, numpy's (tinygrad_like.torch.manual_seed makes it PyTorch's instead)."""
         _random.manual_seed(seed)
 
     @classmethod
@@ -58,16 +59,15 @@ class CreationMixin:
 
     @classmethod
     def randn(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(_random.rng().standard_normal(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+        return cls(_random.normal(shape_args(shape), dtype), requires_grad=requires_grad)
 
     @classmethod
     def rand(cls, *shape, dtype=np.float32, requires_grad=False):
-        return cls(_random.rng().random(shape_args(shape)).astype(dtype), requires_grad=requires_grad)
+        return cls(_random.uniform(shape_args(shape), dtype), requires_grad=requires_grad)
 
     @classmethod
     def uniform(cls, *shape, low=0.0, high=1.0, dtype=np.float32, requires_grad=False):
-        data = _random.rng().uniform(low, high, shape_args(shape)).astype(dtype)
-        return cls(data, requires_grad=requires_grad)
+        return cls(_random.uniform(shape_args(shape), dtype, low, high), requires_grad=requires_grad)
 
     @classmethod
     def arange(cls, start, stop=None, step=1, dtype=None, requires_grad=False):
@@ -98,14 +98,14 @@ class CreationMixin:
         dtype = np.dtype(self.dtype if dtype is None else dtype)
         if dtype.kind != "f":
             raise TypeError(f"randn_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
-        return type(self)(_random.rng().standard_normal(self.shape).astype(dtype), requires_grad=requires_grad)
+        return type(self)(_random.normal(self.shape, dtype), requires_grad=requires_grad)
 
     def rand_like(self, dtype=None, requires_grad=False) -> Tensor:
         """Uniform samples in [0, 1) in self's shape; self must be floating point unless `dtype` says otherwise."""
         dtype = np.dtype(self.dtype if dtype is None else dtype)
         if dtype.kind != "f":
             raise TypeError(f"rand_like: needs a floating point dtype, got {dtype} (pass dtype=np.float32)")
-        return type(self)(_random.rng().random(self.shape).astype(dtype), requires_grad=requires_grad)
+        return type(self)(_random.uniform(self.shape, dtype), requires_grad=requires_grad)
 
     @classmethod
     def empty(cls, *shape, dtype=np.float32, requires_grad=False) -> Tensor:
@@ -129,7 +129,7 @@ class CreationMixin:
         if high <= low:
             raise ValueError(f"randint: low ({low}) must be smaller than high ({high})")
         size = (size,) if isinstance(size, int) else tuple(size)
-        return cls(_random.rng().integers(low, high, size, dtype=dtype))
+        return cls(_random.integers(low, high, size, dtype))
 
     @classmethod
     def linspace(cls, start, end, steps: int, dtype=np.float32, requires_grad=False) -> Tensor:

@@ -1,42 +1,165 @@
-"""The library's one random number generator, so that `Tensor.manual_seed(s)` makes every random op
-(randn, rand, dropout, sampling) reproducible, and a checkpoint can save and restore its state."""
+"""The library's one random stream, so that a seed makes every random op (randn, rand, uniform, randint,
+dropout, sampling, init) reproducible, and a checkpoint can save and restore where the stream stands.
+
+The stream is of one of two kinds, chosen by the seed call made last:
+- `Tensor.manual_seed(s)` (this module's `manual_seed`): numpy's Generator, the engine's own stream, which
+  the engine's models, demos and published figures use;
+- `tinygrad_like.torch.manual_seed(s)` (`use(TorchGenerator(s))`): PyTorch's CPU streams reproduced
+  (pytorch_streams/generator.py), so a PyTorch program run on the facade draws PyTorch's numbers.
+Every draw goes through the functions below (normal, uniform, integers, permutation, keep_mask,
+multinomial_torch), which ask the current stream for the numbers; a numpy stream gives exactly the numbers
+the engine drew before PyTorch's streams existed.
+"""
 from __future__ import annotations
 
 import contextlib
 
 import numpy as np
 
+from tinygrad_like.pytorch_streams.generator import TorchGenerator
+
 _rng = np.random.default_rng()
+_torch: TorchGenerator | None = None     # set: the library draws PyTorch's numbers from it
 
 
 def manual_seed(seed: int) -> None:
-    global _rng
-    _rng = np.random.default_rng(seed)
+    """The engine's own stream (numpy's), seeded."""
+    use(np.random.default_rng(seed))
+
+
+def use(generator) -> None:
+    """Draw from `generator` from now on: a numpy Generator or a TorchGenerator."""
+    global _rng, _torch
+    if isinstance(generator, TorchGenerator):
+        _torch = generator
+    elif isinstance(generator, np.random.Generator):
+        _rng, _torch = generator, None
+    else:
+        raise TypeError(f"random.use: expected a numpy Generator or a TorchGenerator, got {type(generator).__name__}")
+
+
+def current():
+    """The stream drawn from now: the TorchGenerator in use, or the numpy Generator."""
+    return _torch if _torch is not None else _rng
 
 
 def rng() -> np.random.Generator:
+    """The numpy Generator (the engine's stream), whichever kind is in use: for code that draws with numpy's
+    own methods (the demos' batches, the models' sampling)."""
     return _rng
 
 
 def get_state() -> dict:
-    """The generator's state as plain JSON-able data (ints and strings)."""
+    """The stream's state as plain JSON-able data (ints and strings)."""
+    if _torch is not None:
+        return {"bit_generator": "TorchGenerator", "bytes": _torch.get_state().tobytes().hex()}
     return _rng.bit_generator.state
 
 
 def set_state(state: dict) -> None:
+    if state["bit_generator"] == "TorchGenerator":
+        use(TorchGenerator().set_state(np.frombuffer(bytes.fromhex(state["bytes"]), dtype=np.uint8)))
+        return
     bit_generator = getattr(np.random, state["bit_generator"])()
     bit_generator.state = state
-    global _rng
-    _rng = np.random.Generator(bit_generator)
+    use(np.random.Generator(bit_generator))
 
 
 @contextlib.contextmanager
-def drawing_from(generator: np.random.Generator):
-    """Inside `with drawing_from(g):` every random op draws from the numpy Generator `g` instead of the
-    library's own, which is left untouched: PyTorch's `generator=` argument (tinygrad_like.torch)."""
-    global _rng
-    prev, _rng = _rng, generator
+def drawing_from(generator):
+    """Inside `with drawing_from(g):` every random op draws from `g` (a numpy Generator or a TorchGenerator)
+    instead of the library's stream, which is left untouched: PyTorch's `generator=` argument."""
+    global _rng, _torch
+    prev = _rng, _torch
+    use(generator)
     try:
         yield
     finally:
-        _rng = prev
+        _rng, _torch = prev
+
+
+# ---------------------------------------------------------------- the draws
+def normal(shape, dtype=np.float32, mean: float = 0.0, std: float = 1.0, contiguous: bool = True) -> np.ndarray:
+    """N(mean, std²) samples of `shape` in `dtype` (contiguous=False: PyTorch's path for a strided output)."""
+    if _torch is not None:
+        return _torch.normal(tuple(shape), _float(dtype), mean, std, contiguous).astype(dtype, copy=False)
+    return _rng.normal(mean, std, shape).astype(dtype)
+
+
+def uniform(shape, dtype=np.float32, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """Samples uniform in [low, high) of `shape` in `dtype`."""
+    if _torch is not None:
+        return _torch.uniform(tuple(shape), _float(dtype), low, high).astype(dtype, copy=False)
+    return _rng.uniform(low, high, shape).astype(dtype)
+
+
+def integers(low: int, high: int, shape, dtype=np.int64) -> np.ndarray:
+    """Integers uniform in [low, high) of `shape`."""
+    if _torch is not None:
+        return _torch.integers(low, high, tuple(shape), dtype)
+    return _rng.integers(low, high, shape, dtype=dtype)
+
+
+def permutation(n: int) -> np.ndarray:
+    """0..n-1 in a random order (int64)."""
+    if _torch is not None:
+        return _torch.permutation(n)
+    return _rng.permutation(n)
+
+
+def bernoulli(p, shape) -> np.ndarray:
+    """True with probability p (a float, or an array of `shape` giving each entry's probability)."""
+    if _torch is not None:
+        return _torch.bernoulli(p, tuple(shape))
+    return _rng.random(shape) < p
+
+
+def exponential(shape, dtype=np.float32, rate: float = 1.0) -> np.ndarray:
+    """Samples of the exponential distribution of the given rate (mean 1/rate)."""
+    if _torch is not None:
+        return _torch.exponential(tuple(shape), dtype, rate)
+    return _rng.exponential(1 / rate, shape).astype(dtype)
+
+
+def random_bits(shape, dtype) -> np.ndarray:
+    """Tensor.random_() without bounds: integers in [0, 2^mantissa bits] for floats, [0, max] for integers."""
+    if _torch is not None:
+        return _torch.random(tuple(shape), dtype)
+    dtype = np.dtype(dtype)
+    high = 2 if dtype == np.bool_ else 2 ** (np.finfo(dtype).nmant + 1) + 1 if dtype.kind == "f" \
+        else int(np.iinfo(dtype).max) + 1
+    return _rng.integers(0, high, shape).astype(dtype)
+
+
+def dropout_noise(shape, p: float, dtype) -> np.ndarray:
+    """What dropout multiplies by: 0 with probability p, else 1/(1 − p), in `dtype`. PyTorch's kernel divides
+    in the tensor's precision (1/(1 − p) rounded from float32 operands), the engine's in float64."""
+    if _torch is not None:
+        dtype = np.dtype(dtype)
+        keep = _torch.bernoulli(1 - p, tuple(shape)).astype(dtype)
+        return keep * (dtype.type(1) / dtype.type(1 - p))
+    keep = _rng.random(shape) >= p
+    return (keep / (1 - p)).astype(dtype)
+
+
+def drawing_pytorchs() -> bool:
+    """True while the stream is PyTorch's (a TorchGenerator): for a draw whose two kinds differ in more than
+    the numbers (multinomial's algorithm)."""
+    return _torch is not None
+
+
+def into(array: np.ndarray, draw) -> np.ndarray:
+    """Values for `array`'s entries, from draw(shape) -> an array of that shape. PyTorch fills a strided
+    tensor (a transposed view, say) in the order its entries lie in memory, so from PyTorch's stream the
+    draws come in that order (the axes sorted by stride) and are put back in place; numpy's stream draws
+    in index order, as the engine always has."""
+    if _torch is None or array.flags.c_contiguous:
+        return draw(array.shape)
+    order = sorted(range(array.ndim), key=lambda axis: -abs(array.strides[axis]))   # stable: ties keep their order
+    values = draw(tuple(array.shape[axis] for axis in order))
+    return np.transpose(values, np.argsort(order))
+
+
+def _float(dtype) -> np.dtype:
+    """The precision PyTorch draws in for `dtype`: float64 for float64, float32 for anything else."""
+    return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)

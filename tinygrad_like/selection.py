@@ -190,6 +190,10 @@ class SelectionMixin:
         if not replacement and num_samples > (w > 0).sum(-1).min():
             raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from "
                              f"{(w > 0).sum(-1).min()} categories of nonzero weight")
+        if _random.drawing_pytorchs():                                 # PyTorch's numbers (pytorch_streams/)
+            weights = self._data.reshape(w.shape).astype(np.float64 if self.dtype == np.float64 else np.float32)
+            out = _random.current().multinomial(weights, num_samples, replacement)
+            return type(self)(out.reshape(self.shape[:-1] + (num_samples,)))
         rng = _random.rng()
         if replacement:
             cdf = np.cumsum(w, axis=-1)

@@ -21,6 +21,7 @@ The dialect attaches these to Tensor (dialect/__init__.py).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from tinygrad_like import random as _random
 from tinygrad_like.errors import ShapeError
 from tinygrad_like.function import Function, no_grad, state
+from tinygrad_like.pytorch_streams.generator import TorchGenerator
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -116,16 +118,16 @@ def _everywhere(t: Tensor, value) -> Tensor:
     return t._result(np.asarray(True), None).where(value if hasattr(value, "_ctx") else t._lift(value), t)
 
 
-def _numpy_generator(generator) -> np.random.Generator:
-    """The library's generator, or the one passed: a numpy Generator, or an object holding one as `.generator`
-    (tinygrad_like.torch's Generator)."""
+def drawing_from(generator):
+    """A context inside which draws come from `generator`: None (the library's stream), a numpy Generator, a
+    TorchGenerator, or an object holding one of those as `.generator` (tinygrad_like.torch's Generator)."""
     if generator is None:
-        return _random.rng()
-    found = generator if isinstance(generator, np.random.Generator) else getattr(generator, "generator", None)
-    if not isinstance(found, np.random.Generator):
-        raise TypeError(f"generator must be a numpy Generator or hold one as .generator, "
+        return contextlib.nullcontext()
+    found = getattr(generator, "generator", generator)
+    if not isinstance(found, (np.random.Generator, TorchGenerator)):
+        raise TypeError(f"generator must be a numpy Generator or a TorchGenerator, or hold one as .generator, "
                         f"got {type(generator).__name__}")
-    return found
+    return _random.drawing_from(found)
 
 
 class InPlace:
@@ -228,19 +230,45 @@ class InPlace:
             return record(self, "copy_", lambda t: _everywhere(t, src), "unsafe")
         return write(self, src._data if hasattr(src, "_ctx") else src, "copy_", casting="unsafe")
 
-    def _draw(self, op: str, draws) -> Tensor:
+    def _draw(self, op: str, draw, generator, floats_only: bool = True) -> Tensor:
+        """Fill self with draw(shape) (an array of that shape), drawn from `generator` (None: the library's
+        stream) in the order PyTorch fills a strided tensor (random.into)."""
         check_inplace(self, op)
-        if self.dtype.kind != "f":
+        if floats_only and self.dtype.kind != "f":
             raise TypeError(f"{op}: needs a floating point tensor, got dtype {self.dtype}")
-        return write(self, draws, op, casting="unsafe")
+        with drawing_from(generator):
+            values = _random.into(self._data, draw)
+        return write(self, values, op, casting="unsafe")
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         """Fill with samples of N(mean, std²)."""
-        return self._draw("normal_", _numpy_generator(generator).normal(mean, std, self.shape))
+        contiguous = self._data.flags.c_contiguous
+        return self._draw("normal_", lambda shape: _random.normal(shape, self.dtype, mean, std, contiguous), generator)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill with samples uniform in [a, b) (PyTorch names them from and to)."""
-        return self._draw("uniform_", _numpy_generator(generator).uniform(a, b, self.shape))
+        return self._draw("uniform_", lambda shape: _random.uniform(shape, self.dtype, a, b), generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of the exponential distribution of rate `lambd` (mean 1/lambd)."""
+        if not lambd > 0:
+            raise ValueError(f"exponential_: the rate lambd must be > 0, got {lambd}")
+        return self._draw("exponential_", lambda shape: _random.exponential(shape, self.dtype, lambd), generator)
+
+    def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
+        """Fill with 1 (probability p) or 0, in self's dtype (any dtype)."""
+        if not 0 <= p <= 1:
+            raise ValueError(f"bernoulli_: p must be in [0, 1], got {p}")
+        return self._draw("bernoulli_", lambda shape: _random.bernoulli(p, shape), generator, floats_only=False)
+
+    def random_(self, low: int | None = None, high: int | None = None, *, generator=None) -> Tensor:
+        """Fill with integers uniform in [low, high); random_(high) is [0, high); random_() is [0, 2^mantissa
+        bits] for floats (every value exact) and [0, max] for integers, as in PyTorch."""
+        if low is not None and high is None:
+            low, high = 0, low
+        if low is None:
+            return self._draw("random_", lambda shape: _random.random_bits(shape, self.dtype), generator, False)
+        return self._draw("random_", lambda shape: _random.integers(low, high, shape, self.dtype), generator, False)
 
     # ---------------------------------------------------------------- t op= other
     def _inplace(self, other, op, name: str):

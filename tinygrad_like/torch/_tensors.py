@@ -3,9 +3,9 @@ random draws with `Generator` / `generator=`, and grad mode.
 
 Every constructor makes an engine `Tensor` (torch.Tensor is the engine's class), so whatever a
 script builds is drawable and steppable. dtypes are numpy dtypes, the engine's own: `x.dtype ==
-torch.float32` holds. Random draws come from the engine's generator (`torch.manual_seed` seeds it)
-or, with `generator=`, from that Generator's own stream, so a seeded notebook draws the same numbers
-every run (not PyTorch's numbers: the streams differ).
+torch.float32` holds. Random draws give PyTorch's numbers: `torch.manual_seed(s)` or a seeded
+`Generator` (passed as `generator=`) draws what PyTorch draws on the CPU from the same seed
+(tinygrad_like/pytorch_streams/generator.py; docs/torch_facade.md lists each function's agreement).
 """
 from __future__ import annotations
 
@@ -21,16 +21,18 @@ from tinygrad_like import dtypes as _dtypes
 from tinygrad_like import random as _random
 from tinygrad_like.dialect.attributes import Device, Size
 from tinygrad_like.function import state
+from tinygrad_like.pytorch_streams.generator import TorchGenerator
 from tinygrad_like.torch._refuse import check_device
 
 __all__ = [
     "float32", "float", "float64", "double", "float16", "half", "bfloat16",
     "int64", "long", "int32", "int", "int16", "short", "int8", "uint8", "bool",
     "inf", "nan", "pi", "e", "get_default_dtype", "Size", "device", "Generator", "default_generator", "manual_seed",
-    "seed", "initial_seed", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
+    "seed", "initial_seed", "get_rng_state", "set_rng_state", "no_grad", "enable_grad", "inference_mode",
+    "set_grad_enabled", "is_grad_enabled",
     "tensor", "as_tensor", "from_numpy", "is_tensor", "numel", "zeros", "ones", "empty", "full", "arange", "linspace",
     "eye", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like", "randint_like", "randn",
-    "rand", "randint", "randperm", "multinomial", "normal",
+    "rand", "randint", "randperm", "multinomial", "normal", "bernoulli",
 ]
 
 builtins_int, builtins_bool = builtins.int, builtins.bool  # this module names torch.int and torch.bool
@@ -79,66 +81,65 @@ device = Device  # torch.device("cpu") is the engine's one device; "cuda" or "mp
 
 # ---------------------------------------------------------------- random state
 class Generator:
-    """A random stream of its own: `g = torch.Generator().manual_seed(42)`, then `torch.randn(3,
-    generator=g)`. Each Generator is independent of the engine's (torch.manual_seed's) stream."""
+    """A random stream of its own that draws PyTorch's CPU numbers (tinygrad_like/pytorch_streams/generator.py):
+    `g = torch.Generator().manual_seed(2147483647)`, then `torch.randn((27, 27), generator=g)` gives the
+    numbers PyTorch gives. Independent of every other stream."""
 
     def __init__(self, device="cpu"):
         check_device(device, "Generator")
-        self._seed = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
-        self.generator = np.random.default_rng(self._seed)  # the numpy stream (Tensor.normal_ etc. accept this object)
+        self.generator = TorchGenerator()  # the stream itself (Tensor.normal_(generator=g) finds it here)
 
     def manual_seed(self, seed) -> "Generator":
-        self._seed = builtins_int(seed)
-        self.generator = np.random.default_rng(self._seed)
+        self.generator.manual_seed(seed)
         return self
 
     def seed(self):
-        self.manual_seed(np.random.SeedSequence().entropy % 2 ** 63)
-        return self._seed
+        return self.generator.seed()
 
     def initial_seed(self):
-        return self._seed
+        return self.generator.initial_seed()
 
-    def get_state(self) -> dict:
-        """The stream's state as plain data (a dict, not PyTorch's byte tensor)."""
-        return self._numpy().bit_generator.state
+    def get_state(self) -> Tensor:
+        """The state as PyTorch's bytes (a uint8 tensor of 5056): PyTorch's set_state accepts it, and ours
+        accepts PyTorch's."""
+        return Tensor(self.generator.get_state())
 
-    def set_state(self, new_state: dict) -> "Generator":
-        self._numpy().bit_generator.state = new_state
-        return self
-
-    def _numpy(self) -> np.random.Generator:
-        return self.generator
-
-
-class _DefaultGenerator(Generator):
-    """torch.default_generator: the engine's own stream (tinygrad_like.random)."""
-
-    def __init__(self):
-        self._seed = 67280421310721
-
-    def manual_seed(self, seed) -> "Generator":
-        self._seed = builtins_int(seed)
-        Tensor.manual_seed(self._seed)
+    def set_state(self, new_state) -> "Generator":
+        self.generator.set_state(new_state.numpy() if isinstance(new_state, Tensor) else np.asarray(new_state))
         return self
 
     @property
-    def generator(self) -> np.random.Generator:
-        return _random.rng()
+    def device(self):
+        return Device("cpu")
 
-    @generator.setter
-    def generator(self, value) -> None:
-        raise AttributeError("torch.default_generator: reseed it with manual_seed()")
 
-    def _numpy(self) -> np.random.Generator:
-        return _random.rng()
+class _DefaultGenerator(Generator):
+    """torch.default_generator. Seeding it (torch.manual_seed, torch.seed, torch.set_rng_state) also makes
+    it the library's stream (tinygrad_like.random), so every draw without generator= — torch.randn, nn
+    layers' initial weights, dropout, multinomial — takes PyTorch's numbers from it, until the engine's
+    own Tensor.manual_seed switches the library back to numpy's stream."""
+
+    def manual_seed(self, seed) -> "Generator":
+        super().manual_seed(seed)
+        _random.use(self.generator)
+        return self
+
+    def seed(self):
+        seed = super().seed()
+        _random.use(self.generator)
+        return seed
+
+    def set_state(self, new_state) -> "Generator":
+        super().set_state(new_state)
+        _random.use(self.generator)
+        return self
 
 
 default_generator = _DefaultGenerator()
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the engine's random stream (every draw without generator=, dropout, init, sampling)."""
+    """Seed the random stream of every draw without generator= (and make it PyTorch's, see Generator)."""
     return default_generator.manual_seed(seed)
 
 
@@ -150,9 +151,18 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
+def get_rng_state() -> Tensor:
+    """torch.default_generator's state as PyTorch's bytes (a uint8 tensor)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    default_generator.set_state(new_state)
+
+
 def _drawing(generator):
-    """Inside: random ops draw from `generator` (None: the engine's stream)."""
-    return contextlib.nullcontext() if generator is None else _random.drawing_from(generator._numpy())
+    """Inside: random ops draw from `generator` (None: the library's stream)."""
+    return contextlib.nullcontext() if generator is None else _random.drawing_from(generator.generator)
 
 
 # ---------------------------------------------------------------- grad mode
@@ -364,7 +374,7 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False) ->
     """The numbers 0..n-1 in a random order (int64)."""
     check_device(device, "randperm")
     with _drawing(generator):
-        order = _random.rng().permutation(builtins_int(n))
+        order = _random.permutation(builtins_int(n))
     return Tensor(order.astype(int64 if dtype is None else np.dtype(dtype)))
 
 
@@ -379,4 +389,14 @@ def normal(mean, std, size=None, generator=None, dtype=None, device=None, requir
     if size is None or isinstance(mean, Tensor) or isinstance(std, Tensor):
         raise NotImplementedError("tinygrad_like.torch: normal takes float mean and std and a size here, "
                                   "as in torch.normal(0.0, 1.0, (2, 3)); use mean + std * torch.randn(...)")
-    return randn(*_size((size,)), generator=generator, dtype=dtype, device=device) * std + mean
+    check_device(device, "normal")
+    with _drawing(generator):
+        values = _random.normal(_size((size,)), float32 if dtype is None else np.dtype(dtype), mean, std)
+    return Tensor(values, requires_grad=requires_grad)
+
+
+def bernoulli(input: Tensor, p=None, generator=None) -> Tensor:
+    """1 with probability input[i] (or p, when given), else 0; in input's dtype."""
+    with _drawing(generator):
+        drawn = _random.bernoulli(input.numpy() if p is None else p, input.shape)
+    return Tensor(drawn.astype(input.dtype))

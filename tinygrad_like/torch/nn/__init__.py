@@ -5,6 +5,8 @@ the layer is nn/'s, its forward is nn/'s.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import nn as _nn
@@ -24,6 +26,7 @@ from nn import (
     Tanh,
 )
 from tinygrad_like import Tensor
+from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import check_device, module_getattr
 from tinygrad_like.torch.nn import functional, init, parallel, utils
 from tinygrad_like.torch.nn.parallel import DataParallel
@@ -51,8 +54,21 @@ class Parameter(Tensor):
 
 
 class Linear(_nn.Linear):
+    """nn/'s Linear, initialised by PyTorch's reset_parameters (same draws, same order, same bounds), so under
+    torch.manual_seed its weights are PyTorch's."""
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
-        super().__init__(in_features, out_features, bias=bias, dtype=_dtype(dtype, device, "Linear"))
+        with _random.drawing_from(np.random.default_rng(0)):      # nn/'s own init, into a throwaway stream
+            super().__init__(in_features, out_features, bias=bias, dtype=_dtype(dtype, device, "Linear"))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """weight: kaiming_uniform_ with a=√5, i.e. uniform in ±√3·gain/√in_features with gain √(2/(1+5));
+        bias: uniform in ±1/√in_features. PyTorch writes both so; the bounds are computed its way, to the bit."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
 
 class Embedding(_nn.Embedding):

@@ -16,8 +16,14 @@ import numpy as np
 
 from tinygrad_like import Tensor
 from tinygrad_like.torch._refuse import module_getattr
+from tinygrad_like.torch._tensors import _drawing
 from tinygrad_like.torch.utils.data.dataset import IterableDataset
-from tinygrad_like.torch.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
+from tinygrad_like.torch.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    SequentialSampler,
+    seed_from_library_stream,
+)
 
 __all__ = ["DataLoader", "default_collate", "get_worker_info"]
 
@@ -90,6 +96,8 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
 
     def __iter__(self):
+        with _drawing(self.generator):               # PyTorch draws each pass's base seed for its workers
+            seed_from_library_stream()
         if self.sampler is None:                     # an IterableDataset
             yield from self._iterable_batches()
         elif self.batch_sampler is None:             # batch_size=None: examples one by one

@@ -1,8 +1,9 @@
 """torch.utils.data.sampler: the order in which a DataLoader reads a map-style dataset's examples.
 
 A sampler is an iterable of indices with a length; a batch sampler is an iterable of lists of indices.
-Random samplers draw from their `generator` (a torch.Generator) or, without one, from the engine's stream,
-which torch.manual_seed seeds. A sampler with replacement yields its indices as it draws them, so
+Random samplers draw from their `generator` (a torch.Generator) or, without one, from the library's stream,
+which torch.manual_seed seeds, making the same draws in the same order as PyTorch's samplers, so a seeded
+program reads PyTorch's batches. A sampler with replacement yields its indices as it draws them, so
 `RandomSampler(data, replacement=True, num_samples=int(1e10))` (minGPT's and makemore's endless stream)
 costs nothing up front.
 """
@@ -12,7 +13,7 @@ import numpy as np
 
 from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import module_getattr
-from tinygrad_like.torch._tensors import _drawing
+from tinygrad_like.torch._tensors import Generator, float64, multinomial, randint, randperm, tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -30,10 +31,10 @@ class Sampler:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
 
-def _draw(generator, draw):
-    """draw(numpy Generator) inside the stream of `generator` (None: the engine's)."""
-    with _drawing(generator):
-        return draw(_random.rng())
+def seed_from_library_stream() -> int:
+    """A 64-bit seed drawn from the library's stream, as PyTorch's `torch.empty((), dtype=torch.int64).random_()`
+    draws it (a DataLoader pass's base seed, a RandomSampler's fresh Generator)."""
+    return int(_random.random_bits((), np.int64))
 
 
 class SequentialSampler(Sampler):
@@ -67,17 +68,23 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        n, left = len(self.data_source), self.num_samples
+        """PyTorch's draws: without a generator, a fresh Generator seeded from the library's stream; then 32
+        indices at a time (replacement), or whole permutations and a last one cut short (which is drawn even
+        when nothing of it is taken)."""
+        n = len(self.data_source)
         if n == 0:
             raise ValueError("RandomSampler: the dataset is empty")
-        while left > 0:
-            if self.replacement:
-                size = min(_CHUNK, left)
-                chunk = _draw(self.generator, lambda rng: rng.integers(0, n, size=size))  # noqa: B023 (called here)
-            else:
-                chunk = _draw(self.generator, lambda rng: rng.permutation(n))[:left]
-            yield from chunk.tolist()
-            left -= len(chunk)
+        generator = self.generator
+        if generator is None:
+            generator = Generator().manual_seed(seed_from_library_stream())
+        if self.replacement:
+            for _ in range(self.num_samples // _CHUNK):
+                yield from randint(0, n, (_CHUNK,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % _CHUNK,), generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -90,7 +97,7 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = list(indices), generator
 
     def __iter__(self):
-        order = _draw(self.generator, lambda rng: rng.permutation(len(self.indices)))
+        order = randperm(len(self.indices), generator=self.generator).tolist()
         return iter([self.indices[i] for i in order])
 
     def __len__(self):
@@ -112,9 +119,9 @@ class WeightedRandomSampler(Sampler):
         self.num_samples, self.replacement, self.generator = int(num_samples), replacement, generator
 
     def __iter__(self):
-        p = self.weights / self.weights.sum()
-        drawn = _draw(self.generator, lambda rng: rng.choice(len(p), size=self.num_samples,
-                                                             replace=self.replacement, p=p))
+        """torch.multinomial of the weights in float64, as PyTorch's sampler draws them."""
+        drawn = multinomial(tensor(self.weights, dtype=float64), self.num_samples, self.replacement,
+                            generator=self.generator)
         return iter(drawn.tolist())
 
     def __len__(self):
