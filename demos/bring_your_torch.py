@@ -60,12 +60,22 @@ def side_by_side(logs: dict, out) -> None:
     for n in names:
         ms = sorted(logs[n]["step_seconds"])[len(logs[n]["step_seconds"]) // 2] * 1e3
         print(f"{n}: median {ms:.1f} ms per step (this machine, now; benchmarks/bench_facade.py measures properly)")
+    _common.save_figure(loss_figure(logs), out / "losses.png")
+
+
+LABELS = {"engine": "the engine, through tinygrad_like.torch", "PyTorch": "PyTorch"}
+
+
+def loss_figure(logs: dict):
+    """The loss curves of the runs in `logs`, titled by what ran: one engine when PyTorch was not run."""
     fig, ax = _common.plt.subplots(figsize=(7, 4))
-    for n in names:
-        ax.plot(logs[n]["losses"], label=n, alpha=0.8)
-    ax.set(xlabel="step", ylabel="training loss (nats/char)", title="The same PyTorch script on two engines")
+    for n in logs:
+        ax.plot(logs[n]["losses"], label=LABELS[n], alpha=0.8)
+    title = ("The same PyTorch script on two engines" if len(logs) > 1 else
+             "A PyTorch script on the engine, through tinygrad_like.torch (PyTorch not run)")
+    ax.set(xlabel="step", ylabel="training loss (nats/char)", title=title)
     ax.legend()
-    _common.save_figure(fig, out / "losses.png")
+    return fig
 
 
 def look_inside(out) -> None:

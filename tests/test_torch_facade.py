@@ -248,6 +248,17 @@ def test_bring_your_torch_demo_trains_draws_and_writes_the_head_page(tmp_path):
     for name in ("losses.png", "block_backward.svg", "head_backprop.html"):
         assert (tmp_path / name).stat().st_size > 1000, name
     assert "blocks.0.sa.heads.1.key" in (tmp_path / "block_backward.svg").read_text()
+    # the loss picture's title says what ran: one engine here, two when PyTorch ran too
+    one, two = bring_your_torch.loss_figure(logs), bring_your_torch.loss_figure({**logs, "PyTorch": logs["engine"]})
+    try:
+        assert one.axes[0].get_title() == ("A PyTorch script on the engine, through tinygrad_like.torch "
+                                           "(PyTorch not run)")
+        assert [t.get_text() for t in one.axes[0].get_legend().get_texts()] == [
+            "the engine, through tinygrad_like.torch"]
+        assert two.axes[0].get_title() == "The same PyTorch script on two engines"
+        assert len(two.axes[0].get_legend().get_texts()) == 2
+    finally:
+        bring_your_torch._common.plt.close("all")
 
 
 def test_the_readme_table_of_bench_facade_shows_the_stored_figures():
