@@ -33,7 +33,9 @@ Written into --out (default out/train_gpt/):
     health.png          with --health N: every N steps, per layer, activation mean/std, saturated units,
                         gradient norm and update-to-data ratio (nn/health.py; also summary["health"]);
                         a rule that fires (initial loss far from ln V, an update ratio far from usual,
-                        saturation, exploding gradients, NaN/Inf) prints one line: what, and the usual fix
+                        saturation, exploding gradients, NaN/Inf) prints one line: what, and the usual fix;
+                        the run ends with a verdict ("health: 0 rules fired over 20 checks ..."). Unless
+                        given, --health makes the run 200 steps (--steps) into out/train_gpt_health (--out)
 
 Resuming is exact: batches come from the library RNG, which the checkpoint saves and restores, and
 an interrupted step is rolled back (its RNG draws undone; the update itself cannot be cut in half), so

@@ -56,11 +56,16 @@ DEFAULTS = dict(preset="small", text=None, tokenizer="bpe", vocab_size=1024, n_k
                 bias=True, norm="layernorm", mlp="gelu", mlp_hidden=None, pos="learned", prenorm=True,
                 tie_weights=True, n_expert=0, top_k=2, dtype="float32", min_lr=None, warmup=None,
                 weight_decay=0.1, grad_clip=1.0, ckpt_interval=None, log_interval=None, seed=1337,
-                sample_tokens=300, prompt=None)
+                sample_tokens=300, prompt=None, full_graph=False)
 MODEL_FIELDS = ("block_size", "n_layer", "n_head", "n_embd", "n_kv_head", "dropout", "bias", "norm", "mlp",
                 "mlp_hidden", "pos", "prenorm", "tie_weights", "n_expert", "top_k", "dtype")
+# --health without --steps or --out: a short run of the same model into a folder of its own, so a health
+# check never replaces the main run's outputs (out/train_gpt) and ends in about a quarter of its time; 200
+# steps see the start the rules judge most (initial loss, update size) and the settling after warmup.
+HEALTH_STEPS, HEALTH_OUT = 200, "out/train_gpt_health"
 # What --resume may change: how long to train and how often to look, never the model or the data.
-RESUME_OVERRIDES = ("steps", "eval_interval", "ckpt_interval", "log_interval", "sample_tokens", "prompt")
+RESUME_OVERRIDES = ("steps", "eval_interval", "ckpt_interval", "log_interval", "sample_tokens", "prompt",
+                    "full_graph")
 
 
 # ---------------------------------------------------------------- command line
@@ -131,9 +136,13 @@ def build_parser():
                    help=f"tokens generated per prompt for samples.txt {_default('sample_tokens')}")
     t.add_argument("--prompt", action="append",
                    help="a prompt for samples.txt, repeatable (default: a few that suit the text)")
+    t.add_argument("--full-graph", action="store_const", const=True,
+                   help="block_backward.svg with every fused op opened into its primitives (about 90 nodes, "
+                        "several screens tall) instead of one node per op (about 25, one layer's story)")
     t.add_argument("--health", type=int, nargs="?", const=10, metavar="N",
-                   help="every N steps, record the training health (nn/health.py): print the rules that fire, "
-                        "write health.png and a health section in summary.json (default: off; alone: N = 10)")
+                   help="every N steps, record the training health (nn/health.py): print the rules that fire "
+                        "and a one-line verdict, write health.png and a health section in summary.json; "
+                        f"unless given, --steps {HEALTH_STEPS} and --out {HEALTH_OUT} (default: off; alone: N = 10)")
     t.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default allocator settings (see tinygrad_like/fast/memory.py)")
     t.add_argument("--threads", type=int, metavar="N", default=usable_cores(),
@@ -166,12 +175,15 @@ def resolve_settings(args) -> tuple[dict, pathlib.Path, pathlib.Path | None]:
         return settings, pathlib.Path(args.out or folder), folder
     preset = given.get("preset", DEFAULTS["preset"])
     settings = {**DEFAULTS, **PRESETS[preset], **given, "preset": preset}
+    health_check = given.get("health") is not None
+    if health_check and "steps" not in given:
+        settings["steps"] = min(HEALTH_STEPS, settings["steps"])
     settings["min_lr"] = settings["lr"] / 10 if settings["min_lr"] is None else settings["min_lr"]
     if settings["warmup"] is None:  # a twentieth of the run, and short enough for any --steps (even 1)
         settings["warmup"] = min(max(1, settings["steps"] // 20), settings["steps"] - 1)
     settings["ckpt_interval"] = settings["ckpt_interval"] or settings["eval_interval"]
     check_settings(settings)
-    return settings, pathlib.Path(args.out or "out/train_gpt"), None
+    return settings, pathlib.Path(args.out or (HEALTH_OUT if health_check else "out/train_gpt")), None
 
 
 def check_settings(settings: dict):
@@ -460,32 +472,44 @@ def snippet(val_ids: np.ndarray, tokenizer, length: int) -> np.ndarray:
 
 
 def plot_attention(model, tokenizer, ids, path) -> pathlib.Path:
+    """attention.png: the figure of attention_figure, saved."""
+    return _common.save_figure(attention_figure(model, tokenizer, ids), path)
+
+
+def attention_figure(model, tokenizer, ids):
     """Grid of heatmaps, one row per layer and one column per head: row t of a heatmap is how much
-    token t (query, y axis) takes from each earlier token (key, x axis)."""
+    token t (the query, y axis) takes from each earlier token (the key, x axis); one colour bar, the
+    weight from 0 to 1 (each row sums to 1), for every heatmap."""
     maps = model.attention_maps(ids[None])                   # n_layer x (1, nh, T, T)
     labels = [_visible(tokenizer.decode([int(i)])) for i in ids]
     L, H = len(maps), maps[0].shape[1]
-    fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 0.6, 2.4 * L + 0.6), squeeze=False)
+    fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 1.4, 2.4 * L + 0.8), squeeze=False, layout="constrained")
     for layer, weights in enumerate(maps):
         for head in range(H):
             ax = axes[layer][head]
-            ax.imshow(weights[0, head], cmap="viridis", vmin=0, vmax=1)
+            image = ax.imshow(weights[0, head], cmap="viridis", vmin=0, vmax=1)
             ax.set_xticks(range(len(labels)), labels, fontsize=6, rotation=90)
             ax.set_yticks(range(len(labels)), labels, fontsize=6)
             ax.set_title(f"layer {layer} head {head}", fontsize=8)
+            if layer == L - 1:
+                ax.set_xlabel("key (the token attended to)", fontsize=8)
+            if head == 0:
+                ax.set_ylabel("query (the token attending)", fontsize=8)
+    fig.colorbar(image, ax=axes, shrink=min(0.6, 2.0 / L + 0.2), label="attention weight (each row sums to 1)")
     fig.suptitle(f"Attention weights on a validation snippet: {tokenizer.decode(ids.tolist())!r}", fontsize=9)
-    fig.tight_layout()
-    return _common.save_figure(fig, path)
+    return fig
 
 
-def draw_block_backward(model, ids, path) -> pathlib.Path:
+def draw_block_backward(model, ids, path, full: bool = False) -> pathlib.Path:
     """The backward graph of block 0 of the trained model on a few tokens (batch 1).
 
     The block's input is the snippet's embeddings as a leaf x (1, T, C); L = sum of the block's
     outputs stands in for the loss the rest of the network would compute. A block called on its own
     still runs in its scope in the model (transformer.h.0, the prefix of its parameters' names), so
-    draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights, and opens the fused
-    multi-head attention to show the heads' primitives.
+    draw_graph boxes every sub-layer (ln_1, attn, ln_2, mlp) with its weights. By default each fused
+    op is one node (LayerNorm, Linear, MultiHeadAttention, GELU: the block's story, about one screen);
+    `full` (--full-graph) opens every one into the primitives of its composite, mostly the reshapes,
+    permutes and slices that split the heads, several screens tall.
     """
     tr = model.transformer
     emb = tr.wte.weight.numpy()[ids]                                         # (T, C)
@@ -496,8 +520,8 @@ def draw_block_backward(model, ids, path) -> pathlib.Path:
     try:
         y = tr.h[0](x)                                                    # (1, T, C)
         loss = y.sum()
-        loss.backward(retain_graph=True)  # keeps the arrays: gradient norms on every edge, and the attention opened
-        graph = draw_graph(loss, direction="backward", show_grads=True, expand={"MultiHeadAttention"})
+        loss.backward(retain_graph=True)  # keeps the arrays: gradient norms on every edge, fused ops openable
+        graph = draw_graph(loss, direction="backward", show_grads=True, expand=True if full else "auto")
         return _common.save_graph(graph, path)
     finally:
         model.zero_grad()
@@ -536,6 +560,8 @@ def finish(run: Run, tokenizer, splits, baseline, info, t_start: float, health=N
     speed = f", {tokens_per_sec:,.0f} tokens/s" if tokens_per_sec else ""
     print(f"done: val loss {summary['val_loss']:.4f} nats/token (unigram baseline {baseline:.4f}); "
           f"{summary['wall_time_s']:.0f} s wall{speed}")
+    if health is not None:
+        print(health.verdict())  # last, so a run where nothing fired still says it was checked
     return summary
 
 
@@ -548,7 +574,8 @@ def write_results(model, tokenizer, splits, history, baseline, settings, info, o
                                  out / "samples.txt"),
         "loss_plot": plot_loss(history, baseline, out / "loss.png"),
         "attention": plot_attention(model, tokenizer, ids, out / "attention.png"),
-        "block_backward": draw_block_backward(model, ids[:6], out / "block_backward.svg"),
+        "block_backward": draw_block_backward(model, ids[:6], out / "block_backward.svg",
+                                              full=settings.get("full_graph", False)),
         "checkpoint": out / CKPT, "config": out / CONFIG, "tokenizer": out / TOKENIZER,
     }
     step, train_loss, val_loss = history["eval"][-1]

@@ -224,6 +224,16 @@ class HealthMonitor:
         self.alerts.append(line)
         self.log(line)
 
+    def verdict(self) -> str:
+        """One line for the end of a run, so a quiet run reads as checked, not as unwatched:
+        "health: 0 rules fired over 20 checks (every 10 steps, 0 to 190)", or the rules that fired."""
+        where = f"every {self.every} steps, {self.steps[0]} to {self.steps[-1]}" if self.steps else "no step recorded"
+        checks = f"{len(self.steps)} check{'s' if len(self.steps) != 1 else ''} ({where})"
+        if not self.alerts:
+            return f"health: 0 rules fired over {checks}"
+        n = len(self.alerts)
+        return f"health: {n} rule{'s' if n > 1 else ''} fired over {checks}: {', '.join(self.fired)} (see above)"
+
     @property
     def fired(self) -> list[str]:
         """The rules that fired, in order."""
@@ -239,41 +249,67 @@ class HealthMonitor:
                                for k, d in self.per_layer.items()},
                     per_param={k: {n: [clean(v) for v in vals] for n, vals in d.items()}
                                for k, d in self.per_param.items()},
-                    alerts=self.alerts)
+                    alerts=self.alerts, verdict=self.verdict())
 
     def plot(self, path):
-        """health.png: one panel per statistic, one line per layer."""
+        """health.png: the figure of `figure()`, written to `path`."""
         import matplotlib
         matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig = self.figure()
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        return path
+
+    def figure(self):
+        """One panel per statistic, one line per layer in the same colour in every panel (one legend for the
+        layers, on top), each rule's threshold drawn and named in its panel's legend, below the panel, so no
+        legend hides a curve."""
         import matplotlib.pyplot as plt
         titles = dict(act_mean="activation mean (layer output)", act_std="activation std (layer output)",
                       saturated="saturated MLP units (fraction)", grad_norm="gradient norm",
                       update_ratio="update / data: log10(|lr*update| / |w|)")
-        fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+        colour = {layer: f"C{i}" for i, layer in enumerate(self.layers)}
+        fig, axes = plt.subplots(2, 3, figsize=(15, 9), layout="constrained")
         for ax, (key, title) in zip(axes.flat, titles.items()):
             for layer, values in self.per_layer[key].items():
                 if not all(math.isnan(v) for v in values):
-                    ax.plot(self.steps[:len(values)], values, label=layer)
+                    ax.plot(self.steps[:len(values)], values, color=colour[layer])
             ax.set(title=title, xlabel="step")
-            if key == "grad_norm":
-                ax.set_yscale("log")
-            if key == "update_ratio":
-                ax.axhline(-3, color="gray", ls=":", lw=1)
-                ax.axhspan(UPDATE_HIGH, max(0.5, ax.get_ylim()[1]), color="red", alpha=0.08)
             if key == "saturated":
-                ax.axhline(SATURATION_HIGH, color="red", ls=":", lw=1)
+                ax.axhline(SATURATION_HIGH, color="red", ls=":", lw=1.2,
+                           label=f"rule: more than {SATURATION_HIGH:.0%} saturated")
+                ax.set_ylim(-0.01, max(SATURATION_HIGH * 1.2, ax.get_ylim()[1]))
+            if key == "grad_norm" and self.steps:
+                ax.set_yscale("log")
+                grads = self.per_param["grad_norm"].values()
+                total = [math.sqrt(sum(v[i] ** 2 for v in grads)) for i in range(len(self.steps))]
+                ax.plot(self.steps, total, color="k", lw=1.5, label="all layers together")
+                ax.axhline(GROWTH * total[0], color="red", ls=":", lw=1.2,
+                           label=f"rule: all layers above {GROWTH:.0f}x their first norm")
+            if key == "update_ratio":
+                low, high = ax.get_ylim()
+                ax.axhline(-3, color="gray", ls="--", lw=1, label="-3: the usual for SGD (Adam starts higher)")
+                ax.axhspan(UPDATE_HIGH, max(high, UPDATE_HIGH + 1), color="red", alpha=0.1,
+                           label=f"rule: median over matrices above {UPDATE_HIGH}")
+                ax.axhspan(min(low, UPDATE_LOW - 1), UPDATE_LOW, color="orange", alpha=0.15,
+                           label=f"rule: median over matrices below {UPDATE_LOW}")
         ax = axes.flat[5]
-        ax.plot(self.steps, self.loss, color="k")
+        ax.plot(self.steps, self.loss, color="k", label="loss")
         if self.vocab_size:
-            ax.axhline(math.log(self.vocab_size), color="gray", ls="--", lw=1, label=f"ln {self.vocab_size}")
+            ln_v = math.log(self.vocab_size)
+            ax.axhline(ln_v, color="gray", ls="--", lw=1, label=f"ln {self.vocab_size} = {ln_v:.2f}: a uniform guess")
+            ax.axhline(ln_v + INIT_LOSS_MARGIN, color="red", ls=":", lw=1.2,
+                       label=f"rule: first loss above ln {self.vocab_size} + {INIT_LOSS_MARGIN}")
         ax.set(title="loss (recorded steps)", xlabel="step")
         for ax in axes.flat:
             if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=8, frameon=False)
+        layers = [plt.Line2D([], [], color=colour[layer]) for layer in self.layers]
+        fig.legend(layers, self.layers, loc="outside upper center", ncol=len(self.layers), title="layer",
+                   fontsize=9, title_fontsize=9)
         if self.alerts:
-            fig.suptitle("\n".join(a[:150] for a in self.alerts), fontsize=8, color="firebrick",
-                         y=1.0 + 0.02 * len(self.alerts))
-        fig.tight_layout()
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        return path
+            import textwrap
+            lines = [line for a in self.alerts for line in textwrap.wrap(a, 190, subsequent_indent="    ")]
+            fig.text(0.02, -0.01, "\n".join(lines), ha="left", va="top", fontsize=8, color="firebrick")
+        return fig

@@ -60,6 +60,7 @@ def healthy():
 def test_a_healthy_run_fires_no_rule(healthy):
     health, _ = healthy
     assert health.alerts == []
+    assert health.verdict() == "health: 0 rules fired over 3 checks (every 5 steps, 0 to 10)"
     assert health.steps == [0, 5, 10]
     assert health.loss[-1] < health.loss[0] < math.log(V) + 0.1  # it learns, and starts at about ln V
     assert health.layers == ["embed", "h.0", "h.1", "head"]
@@ -148,6 +149,7 @@ def test_grad_growth_rule():
         health.after_backward(step, 1.0)
         health.after_step(step)
     assert health.fired == ["grad growth"] and "step 2 is 1000x" in health.alerts[0]
+    assert health.verdict() == "health: 1 rule fired over 3 checks (every 1 steps, 0 to 2): grad growth (see above)"
 
 
 def test_summary_is_json_and_plot_writes_a_png(healthy, tmp_path):
@@ -158,6 +160,45 @@ def test_summary_is_json_and_plot_writes_a_png(healthy, tmp_path):
         "act_mean", "act_std", "saturated", "grad_norm", "update_ratio"}
     path = health.plot(tmp_path / "health.png")
     assert path.stat().st_size > 10_000
+
+
+def test_the_figure_names_every_threshold_and_no_legend_covers_a_panel(healthy):
+    """Each rule's line or band is in its panel's legend; legends sit outside the panels (the gradient
+    legend used to cover the head's curve); a layer has one colour in every panel."""
+    import matplotlib.pyplot as plt
+    health, _ = healthy
+    fig = health.figure()
+    try:
+        fig.canvas.draw()
+        panels = {ax.get_title(): ax for ax in fig.axes}
+        labels = {title: [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+                  for title, ax in panels.items()}
+        assert "rule: more than 20% saturated" in labels["saturated MLP units (fraction)"]
+        assert "rule: all layers above 100x their first norm" in labels["gradient norm"]
+        assert {"rule: median over matrices above -0.5", "rule: median over matrices below -5.0",
+                "-3: the usual for SGD (Adam starts higher)"} <= set(labels["update / data: log10(|lr*update| / |w|)"])
+        assert "rule: first loss above ln 64 + 0.5" in labels["loss (recorded steps)"]
+        boxes = [ax.get_window_extent() for ax in fig.axes]
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + fig.legends
+        for legend in legends:
+            box = legend.get_window_extent()
+            assert not any(box.overlaps(b) for b in boxes), [t.get_text() for t in legend.get_texts()]
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == health.layers
+        colours = {}
+        for ax in fig.axes:
+            for line, layer in zip(ax.get_lines(), [lyr for lyr in health.layers
+                                                    if not all(math.isnan(v) for v in
+                                                               health.per_layer[KEY[ax.get_title()]][lyr])]
+                                   if ax.get_title() in KEY else []):
+                colours.setdefault(layer, set()).add(line.get_color())
+        assert colours and all(len(c) == 1 for c in colours.values()), colours
+    finally:
+        plt.close(fig)
+
+
+KEY = {"activation mean (layer output)": "act_mean", "activation std (layer output)": "act_std",
+       "saturated MLP units (fraction)": "saturated", "gradient norm": "grad_norm",
+       "update / data: log10(|lr*update| / |w|)": "update_ratio"}
 
 
 def test_train_gpt_health_flag_writes_png_and_summary(tmp_path, capsys):
@@ -172,7 +213,26 @@ def test_train_gpt_health_flag_writes_png_and_summary(tmp_path, capsys):
              "--eval-interval", "3", "--out", str(tmp_path)]
     summary = train_gpt.main([*flags, "--health", "2"])
     assert summary["health"]["steps"] == [0, 2, 4] and (tmp_path / "health.png").stat().st_size > 10_000
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == summary["health"]["verdict"] and last.startswith("health: ") and " over 3 checks " in last
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert saved["health"]["layers"] == ["embed", "h.0", "head"] and saved["files"]["health"].endswith("health.png")
     plain = train_gpt.main([*flags, "--out", str(tmp_path / "plain")])
     assert "health" not in plain and plain["val_loss"] == summary["val_loss"]  # watching changes nothing
+
+
+def test_train_gpt_health_is_a_short_run_into_its_own_folder():
+    """--health alone must not replace the main run's outputs (out/train_gpt) nor last as long as it."""
+    import pathlib
+    import sys
+    demos = pathlib.Path(__file__).resolve().parents[1] / "demos"
+    if str(demos) not in sys.path:
+        sys.path.append(str(demos))
+    import training_run
+    resolve = lambda *flags: training_run.resolve_settings(training_run.build_parser().parse_args(list(flags)))
+    main_run, main_out, _ = resolve()
+    health_run, health_out, _ = resolve("--health", "10")
+    assert main_out == pathlib.Path("out/train_gpt") and health_out == pathlib.Path("out/train_gpt_health")
+    assert (main_run["steps"], health_run["steps"]) == (800, 200) and health_run["n_embd"] == main_run["n_embd"]
+    asked, asked_out, _ = resolve("--health", "--steps", "800", "--out", "out/train_gpt")
+    assert asked["steps"] == 800 and asked_out == pathlib.Path("out/train_gpt")  # asked for: allowed

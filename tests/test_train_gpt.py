@@ -80,6 +80,29 @@ def test_every_output_file_is_written_and_readable(tiny_run):
     assert "=== prompt 'The ' ===\nThe " in (out / "samples.txt").read_text(encoding="utf-8")
 
 
+def test_attention_maps_have_a_colour_bar_and_name_their_axes(tiny_run):
+    """Each heatmap's rows are queries and columns keys: the bottom row of panels says key, the left column
+    query, and one colour bar gives the weight's scale (0 to 1) for all of them."""
+    import training_run
+    out, _ = tiny_run
+    model, tok = sample.load_model(out)
+    ids = np.array(tok.encode("The cat sat."))
+    fig = training_run.attention_figure(model, tok, ids)
+    try:
+        panels = [ax for ax in fig.axes if ax.get_title().startswith("layer ")]
+        bars = [ax for ax in fig.axes if ax not in panels]
+        assert len(panels) == model.config.n_layer * model.config.n_head and len(bars) == 1
+        assert bars[0].get_ylabel() == "attention weight (each row sums to 1)"
+        assert tuple(bars[0].get_ylim()) == (0.0, 1.0)
+        bottom = [ax for ax in panels if ax.get_title().startswith(f"layer {model.config.n_layer - 1} ")]
+        left = [ax for ax in panels if ax.get_title().endswith(" head 0")]
+        assert all(ax.get_xlabel() == "key (the token attended to)" for ax in bottom)
+        assert all(ax.get_ylabel() == "query (the token attending)" for ax in left)
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+
 def test_block_backward_svg_is_grouped_by_sub_layer(tiny_run):
     out, _ = tiny_run
     root = ET.parse(out / "block_backward.svg").getroot()
@@ -89,7 +112,18 @@ def test_block_backward_svg_is_grouped_by_sub_layer(tiny_run):
     texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "AccumulateGrad transformer.h.0.attn.c_attn.weight" in texts  # weights sit in their boxes
     assert "cluster_transformer.h.0.attn.c_attn" in clusters  # (tests/test_graph.py checks who sits where)
+    # one node per op by default: the block's story fits a screen (the main job's: 1436 x 1341 pt, was 1529 x 2832)
+    assert "MultiHeadAttentionBackward" in texts and "(fused)" not in texts and "ReshapeBackward" not in texts
+    width, height = (float(root.get(k).removesuffix("pt")) for k in ("width", "height"))
+    assert width <= 1500 and height <= 1400, (width, height)
+
+
+def test_full_graph_opens_every_fused_op(tmp_path):
+    run(tmp_path, "--full-graph", steps=2, eval_interval=2)
+    root = ET.parse(tmp_path / "block_backward.svg").getroot()
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "MultiHeadAttentionBackward (fused)" in texts and "ExpBackward" in texts  # the attention, opened
+    assert "LayerNormBackward (fused)" in texts and "ReshapeBackward" in texts
 
 
 def test_summary_has_every_key_with_finite_losses(tiny_run):
