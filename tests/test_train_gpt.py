@@ -291,6 +291,21 @@ def test_torch_yardstick_without_torch_says_how_to_install_it(monkeypatch, capsy
     assert "pip install torch==2.13.0" in capsys.readouterr().out
 
 
+def test_torch_yardstick_says_who_took_how_long(capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_gpt_torch", DEMOS.parent / "benchmarks" / "train_gpt_torch.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    ours = dict(wall_time_s=108.04, train_time_s=90.0, tokens_per_sec=1.0, train_loss=2.5, val_loss=3.5,
+                unigram_val_loss=5.9, steps=800)
+    theirs = dict(wall_time_s=113.7, train_time_s=60.0, tokens_per_sec=1.5, train_loss=2.5, val_loss=3.5)
+    bench.compare(theirs, ours)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2:] == ["tinygrad_like took 0.95 of PyTorch's wall time (108.0 s against 113.7 s)",
+                          "tinygrad_like took 1.50 of PyTorch's time in training steps (90.0 s against 60.0 s)"]
+    assert "faster" not in " ".join(lines)
+
+
 # ---------------------------------------------------------------- sample.py
 
 def test_sample_generates_from_a_checkpoint(tiny_run, capsys):
