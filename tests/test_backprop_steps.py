@@ -340,3 +340,23 @@ def test_without_graphviz_the_page_still_steps(tmp_path, monkeypatch):
     page = Page(text)
     assert "<svg" not in text and "No Graphviz renderer" in text
     assert len(page.frames) == 6 and page.counter == "step 1 / 6"
+
+
+def test_a_fused_node_shows_its_composites_derivative_and_names_the_kernel(tmp_path):
+    """SoftmaxBackward runs fast/fused.py's hand-written backward (a kernel with the fast extra): the page shows
+    what a learner can read instead, the composite softmax is and its derivative dx = y ⊙ (g − Σ g⊙y), and
+    names the kernel only as how it runs."""
+    x = Tensor([[1.0, 2.0, 0.5]], requires_grad=True, name="x")
+    w = Tensor([[0.3, -1.0, 2.0]], name="w")
+    page = Page(backprop_steps((x.softmax(-1) * w).sum(), tmp_path / "softmax.html").read_text(encoding="utf-8"))
+    frame = next(f for f in page.frames if f["attrs"]["data-label"] == "SoftmaxBackward")
+    text = frame["rule"]
+    assert text.startswith("# a fused node: one node for the composite tinygrad_like/composites.py: softmax\n")
+    assert "def softmax(x: Tensor, axis: int) -> Tensor:" in text and "e / e.sum(axis, keepdim=True)" in text
+    assert "# its derivative, written out (tinygrad_like/fast/fused.py: Softmax):" in text
+    assert "dx = y ⊙ (g − Σ g⊙y)" in text
+    assert "# how it runs: Softmax.backward calls softmax_backward:\n#   a compiled one-pass kernel" in text
+    assert "def backward" not in text and "compiled(" not in text        # not the fast code itself
+    # a primitive still shows its own backward, as written
+    mul = next(f for f in page.frames if f["attrs"]["data-label"] == "MulBackward")
+    assert mul["rule"].startswith("# tinygrad_like/ops.py: Mul.backward\n")

@@ -19,16 +19,18 @@ from __future__ import annotations
 import html
 import inspect
 import pathlib
+import re
 import textwrap
 
 import numpy as np
 
+from tinygrad_like import dispatch
 from tinygrad_like.autograd import backprop
 from tinygrad_like.scaffolding import toposort
 from tinygrad_like.tensor import Tensor
 
 SMALL = 4  # tensors with at most this many elements are shown by value
-RULE_LINES = 14  # longer backward rules (fused ops) are cut, with a pointer to the rest
+RULE_LINES = 14  # longer rules and composites are cut, with a count of the rest
 
 
 def show(array, symbol: str = "g") -> str:
@@ -61,16 +63,49 @@ def _tensor_name(t: Tensor) -> str:
 
 
 def rule(ctx) -> str:
-    """The backward rule the engine applies for this op: the source of its `backward` method, as written."""
+    """The backward rule the engine applies for this op: the source of its `backward` method, as written.
+    A fused op's `backward` is written for speed (pieces, threads, kernels), so for it the page shows
+    the rule a learner reads instead: `fused_rule`."""
+    if dispatch.is_fused(ctx):
+        return fused_rule(ctx)
     fn = type(ctx).backward
+    lines = _source(fn)
+    return "\n".join([f"# {_where(fn)}"] + lines) if lines else ""
+
+
+def fused_rule(ctx) -> str:
+    """A fused node's rule, readable: the composite it stands for (composites.py, the definition), that
+    composite's derivative written out (the fused class's docstring, the formula its backward computes),
+    then how the engine runs it: the fused `backward`, and the kernels it calls (tinygrad_like/fast/kernels/,
+    with the fast extra) in place of their numpy bodies. tests/test_fused.py proves the two gradients equal."""
+    cls, composite = type(ctx), dispatch.COMPOSITES[ctx.composite]
+    maths = (inspect.getdoc(cls) or "").splitlines()
+    kernels = re.findall(r"compiled\((\w+)", inspect.getsource(cls.backward))
+    runs = (f"{cls.__name__}.backward calls {', '.join(kernels)}:\n#   a compiled one-pass kernel with the fast "
+            "extra (arrays of 4,096 elements or more), else the same arithmetic in numpy" if kernels else
+            f"{cls.__name__}.backward evaluates that formula on whole arrays")
+    return "\n".join([f"# a fused node: one node for the composite {_where(composite)}",
+                      *_source(composite), "",
+                      f"# its derivative, written out ({_where(cls)}):",
+                      *(f"#   {line}".rstrip() for line in maths[:RULE_LINES]),
+                      f"# how it runs: {runs}",
+                      "# (tests/test_fused.py proves this gradient equal to the composite's)"])
+
+
+def _where(fn) -> str:
+    return f"{fn.__module__.replace('.', '/')}.py: {fn.__qualname__}"
+
+
+def _source(fn) -> list[str]:
+    """The source lines of a function, cut after RULE_LINES lines; [] when Python has no source for it."""
     try:
         lines = textwrap.dedent(inspect.getsource(fn)).rstrip().splitlines()
     except (OSError, TypeError):
-        return ""
-    where = f"# {fn.__module__.replace('.', '/')}.py: {fn.__qualname__}"
+        return []
+    lines = [line for line in lines if not line.startswith("@")]           # the registering decorator
     if len(lines) > RULE_LINES:
         lines = lines[:RULE_LINES] + [f"    ... ({len(lines) - RULE_LINES} more lines)"]
-    return "\n".join([where] + lines)
+    return lines
 
 
 def backprop_steps(loss: Tensor, path, retain_graph: bool = False, title: str | None = None) -> pathlib.Path:
