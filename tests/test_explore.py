@@ -188,3 +188,9 @@ def test_browser_heat_map_head_selector_and_temperature(pages, driver, name):
         assert abs(prob - expected[int(layer), int(t)]) < 1e-6
     n_expert_cells = driver.execute_script("return document.querySelectorAll('#experts td.expert-cell').length")
     assert n_expert_cells == (d["n_layer"] * d["T"] if name == "mixtral" else 0)
+    # tied embeddings: the page says why the embed row predicts each token itself; untied, it says nothing of it
+    why = driver.execute_script("const e = document.getElementById('lens-embed'); return e ? e.textContent : null")
+    if d["config"]["tie_weights"]:
+        assert why.startswith("Why the embed row predicts each token itself") and "tied" in why
+    else:
+        assert why is None
