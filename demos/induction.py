@@ -223,9 +223,9 @@ def main(argv=None) -> dict:
     after = inspect(model, seq)
 
     print("\ninduction score per head (chance about 1/(position + 1)):")
-    for name, s in (("before", before["scores"]), ("after", after["scores"])):
+    for name, s in (("before training,", before["scores"]), ("after training, ", after["scores"])):
         for layer in range(2):
-            print(f"  {name:6s} layer {layer}: " + "  ".join(f"H{h} {v:.3f}" for h, v in enumerate(s[layer])))
+            print(f"  {name} layer {layer}: " + "  ".join(f"H{h} {v:.3f}" for h, v in enumerate(s[layer])))
     print("previous-token score per head after training:")
     for layer in range(2):
         print(f"  layer {layer}: " + "  ".join(f"H{h} {v:.3f}" for h, v in enumerate(after["previous"][layer])))

@@ -47,8 +47,20 @@ def test_half_losses_of_uniform_and_perfect_logits():
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """The demo's own configuration, trained just past the step where its induction head forms."""
-    return induction.main(["--out", str(tmp_path_factory.mktemp("induction")), "--steps", "1600",
-                           "--log-every", "400"])
+    import contextlib
+    import io
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = induction.main(["--out", str(tmp_path_factory.mktemp("induction")), "--steps", "1600",
+                                 "--log-every", "400"])
+    return {**result, "printed": printed.getvalue()}
+
+
+def test_the_scores_are_labelled_before_and_after_training_not_by_layer(trained):
+    """"before layer 0 ... after layer 1" read as before and after a layer; the lines name the training."""
+    lines = [line.strip() for line in trained["printed"].splitlines() if " layer " in line and ": H0 " in line]
+    assert [line.split(": H0")[0] for line in lines[:4]] == [
+        "before training, layer 0", "before training, layer 1", "after training,  layer 0", "after training,  layer 1"]
 
 
 def test_an_induction_head_forms_and_copying_works(trained):
