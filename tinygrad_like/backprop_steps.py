@@ -211,7 +211,7 @@ button { font-size: 15px; padding: 4px 12px; }
 main { display: flex; gap: 16px; padding: 12px 16px; align-items: flex-start; }
 #graph { flex: 1 1 55%; overflow: auto; max-height: calc(100vh - 80px); }
 #graph svg { max-width: 100%; height: auto; }
-#panel { flex: 1 1 45%; font-size: 14px; }
+#panel { flex: 1 1 45%; min-width: 0; font-size: 14px; }  /* min-width 0: a long rule scrolls in its box */
 .frame h2 { font-size: 17px; margin: 0 0 6px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
