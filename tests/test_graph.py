@@ -229,30 +229,60 @@ def cluster_labels(source: str) -> dict:
     return labels
 
 
-def test_after_a_plain_backward_the_whole_graph_is_drawn_with_every_leafs_gradient():
-    """The README's first example without retain_graph: every op and both leaves are drawn, and the
-    leaves' gradient norms are those of the derivatives worked out in numpy."""
+def readme_example():
     xv, wv, bv = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, -1.0], [0.25, 0.1]]), np.array([0.1, -0.2])
     x = Tensor(xv, name="x")
     w = Tensor(wv, requires_grad=True, name="w")
     b = Tensor(bv, requires_grad=True, name="b")
-    loss = (x @ w + b).tanh().sum()
+    return (xv, wv, bv), (x @ w + b).tanh().sum()
+
+
+def test_after_a_plain_backward_the_whole_graph_is_drawn_with_every_edges_gradient():
+    """The README's first example without retain_graph: every op and both leaves are drawn, and every edge
+    carries the norm of its gradient, the derivatives worked out in numpy; nothing is left to a note."""
+    (xv, wv, bv), loss = readme_example()
     loss.backward()
     nodes, edges, _ = parse_dot(draw_graph(loss, direction="backward", show_grads=True).source)
-    named = {(a, b) for a, b, _ in named_edges(nodes, edges)}
-    assert named == {("dL/dL = 1", "SumBackward"), ("SumBackward", "TanhBackward"), ("TanhBackward", "AddBackward"),
-                     ("AddBackward", "MatmulBackward"), ("AddBackward", "AccumulateGrad b"),
-                     ("MatmulBackward", "AccumulateGrad w")}
     slope = 1 - np.tanh(xv @ wv + bv) ** 2                         # d tanh(u)/du, u = xw + b
+    norm = lambda a: f"‖g‖={np.linalg.norm(a):.3g}"  # noqa: E731
+    carried = {(a, b): lab[-1] for a, b, lab in named_edges(nodes, edges) if a != "dL/dL = 1"}
+    assert carried == {("SumBackward", "TanhBackward"): norm(np.ones((2, 2))),      # d sum / d tanh(u) = 1
+                       ("TanhBackward", "AddBackward"): norm(slope),
+                       ("AddBackward", "MatmulBackward"): norm(slope),
+                       ("AddBackward", "AccumulateGrad b"): norm(slope.sum(0)),
+                       ("MatmulBackward", "AccumulateGrad w"): norm(xv.T @ slope)}
     labels = {lines[0]: lines for lines, _ in nodes.values()}
-    assert labels["AccumulateGrad w"][2] == f"‖g‖={np.linalg.norm(xv.T @ slope):.3g}"
-    assert labels["AccumulateGrad b"][2] == f"‖g‖={np.linalg.norm(slope.sum(0)):.3g}"
-    assert "freed" in nodes                                        # the note: intermediate norms need retain_graph
+    assert labels["AccumulateGrad w"][2] == norm(xv.T @ slope)
+    assert "freed" not in nodes                                    # nothing is missing, so no note
     source = draw_graph(loss).source                               # the forward drawing too, shapes and all
     assert sorted(lines[0] for lines, _ in parse_dot(source)[0].values()) == ["Add", "Matmul", "Sum", "Tanh",
                                                                               "b", "w", "x"]
     with pytest.raises(RuntimeError, match=r"already freed.*retain_graph=True"):
         loss.backward()                                            # drawing did not bring the graph back to life
+    # the same picture as with retain_graph=True, which keeps the arrays
+    _, kept = readme_example()
+    kept.backward(retain_graph=True)
+    assert draw_graph(kept, direction="backward", show_grads=True).source == \
+        draw_graph(loss, direction="backward", show_grads=True).source
+
+
+def test_a_freed_graph_keeps_one_number_per_gradient_not_the_array():
+    """What a plain backward keeps for the drawing is a float on each skeleton; a gradient larger than
+    NORM_AT_MOST is not summed (a training step pays no extra pass), and the drawing then says so."""
+    from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton
+    x = Tensor(np.ones(8), requires_grad=True, name="x")
+    h = x * 3.0
+    y = (h * h).sum()
+    y.backward()
+    kept = y._ctx.parents[0]._ctx.parents[0]
+    assert isinstance(kept, Skeleton) and type(kept.grad_norm) is float and kept._data is None
+    assert kept.grad_norm == pytest.approx(np.linalg.norm(np.full(8, 2 * 3.0)))      # d(h²)/dh = 2h
+    big = Tensor(np.ones(NORM_AT_MOST + 1), requires_grad=True, name="big")
+    z = (big * 2.0).exp().sum()
+    z.backward()
+    nodes, edges, _ = parse_dot(draw_graph(z, direction="backward", show_grads=True).source)
+    assert "freed" in nodes and "retain_graph=True" in nodes["freed"][0][-1]
+    assert not any(lab[-1].startswith("‖g‖") for a, b, lab in named_edges(nodes, edges) if b == "ExpBackward")
 
 
 def test_a_freed_graph_keeps_scopes_and_shares_nodes_used_twice():

@@ -2,7 +2,7 @@
 
 Forward: leaves (boxes, labelled with their names) flow into ops (ovals) down to the output.
 Backward: the gradient functions from the output back to the leaves (`MulBackward`, ...), edges
-labelled with the shape (and, after backward with retain_graph, the norm) of the gradient they carry.
+labelled with the shape and (show_grads, after a backward) the norm of the gradient they carry.
 Ops remember the name scope they ran in, and `group_scopes` draws each scope as a nested box; a
 parameter sits in the box of the layer whose state_dict name it carries (`attn.c_attn.weight` in
 `attn.c_attn`, where the op that uses it ran).
@@ -10,7 +10,7 @@ parameter sits in the box of the layer whose state_dict name it carries (`attn.c
 A fused op (fast/fused.py) can be opened: it is then drawn as a box, "Softmax (fused)", holding the
 graph of the composite it replaces (composites.py, through dispatch.rebuild) built on the same inputs.
 A graph freed by backward() is drawn from what it keeps (scaffolding.Skeleton): every op, shape, scope
-and leaf, without the arrays.
+and leaf, and each gradient's norm, without the arrays.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from tinygrad_like import dispatch
 from tinygrad_like.autograd import backprop
+from tinygrad_like.scaffolding import NORM_AT_MOST
 from tinygrad_like.tensor import Tensor
 
 try:
@@ -42,6 +43,19 @@ def _values(array: np.ndarray) -> str:
 
 def _norm(array) -> str:
     return f"‖g‖={float(np.sqrt(np.sum(np.square(array, dtype=np.float64)))):.3g}"
+
+
+def _grad_norm(t) -> str | None:
+    """The norm of the gradient t received in the last backward: from its array (retain_graph=True), from the
+    number a freed graph's skeleton keeps, or, for a leaf, from its .grad; None when none is known."""
+    if t._last_grad is not None:
+        return _norm(t._last_grad)
+    kept = getattr(t, "grad_norm", None)
+    if kept is not None:
+        return f"‖g‖={kept:.3g}"
+    if t._ctx is None and t.grad is not None:
+        return _norm(t.grad._data)
+    return None
 
 
 def _key(t) -> int:
@@ -170,8 +184,10 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
     and Jupyter shows it inline.
 
     After a plain `backward()` the graph is freed but its skeleton stays, so the drawing still shows
-    every op, shape and scope, and (show_grads) every leaf's gradient norm; values and the norms of
-    intermediate gradients need `backward(retain_graph=True)`, which keeps the arrays.
+    every op, shape and scope, and (show_grads) the norm of the gradient on every edge (the skeleton
+    keeps that one number, for gradients of at most scaffolding.NORM_AT_MOST numbers); the values, the
+    norms of larger gradients and fused ops opened with their gradients need the arrays themselves:
+    `backward(retain_graph=True)` keeps them.
 
     expand: which fused ops (linear, softmax, log_softmax, layernorm, GELU, cross-entropy, attention,
     multi-head attention; tinygrad_like/fast/fused.py) to open, each drawn as a box "Softmax (fused)"
@@ -219,7 +235,7 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             where = (opener.boxes[box][1], box) if box else (_leaf_scope(t, user_scopes.get(_key(t), ())), None)
             nodes.setdefault(where, []).append((node_id(t), label, dict(shape="box", style="filled", fillcolor=color)))
             continue
-        lost = lost or ctx.freed and (show_grads and direction == "backward" or show_values and data is None)
+        lost = lost or ctx.freed and show_values and data is None
         name = type(ctx).__name__ + ("Backward" if direction == "backward" else "")
         label = [name]
         if t.name:
@@ -243,8 +259,11 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
             edge_label = []
             if show_shapes:
                 edge_label.append(_shape(p.shape))
-            if show_grads and direction == "backward" and p._last_grad is not None:
-                edge_label.append(_norm(p._last_grad))
+            if show_grads and direction == "backward":
+                norm = _grad_norm(p)
+                if norm is not None:
+                    edge_label.append(norm)
+                lost = lost or norm is None and ctx.freed     # a gradient too large for its norm to be kept
             pair = (node_id(p), node_id(t)) if direction == "forward" else (node_id(t), node_id(p))
             edges.append((*pair, "\\n".join(edge_label)))
 
@@ -262,7 +281,8 @@ def draw_graph(root: Tensor, direction: str = "forward", show_shapes: bool = Tru
         g.node("cut", f"... {left_out} more nodes not drawn (max_nodes={max_nodes})", shape="note", color="red")
     if lost:
         g.node("freed", "graph freed by backward(): the arrays of intermediate results and their gradients\\n"
-                        "are gone (the leaves keep theirs); backward(retain_graph=True) keeps them to draw",
+                        f"are gone (an edge keeps its gradient's norm up to {NORM_AT_MOST:,} numbers);\\n"
+                        "backward(retain_graph=True) keeps them to draw",
                shape="note", color="gray50", fontcolor="gray30")
     return g
 

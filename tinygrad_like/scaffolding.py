@@ -5,7 +5,8 @@ around each op's backward rule, and `leaf` at each leaf. Here they:
 
 - answer `grad()`: the gradients of the tensors it asked for (`found`);
 - keep `retain_grad()`'s gradients: an intermediate tensor registered here keeps its `.grad`;
-- keep the last gradient a drawing shows (`_last_grad`, with `retain_graph=True`: draw_graph);
+- keep what a drawing shows of each gradient (draw_graph(show_grads=True)): the array itself with
+  `retain_graph=True` (`_last_grad`), else only its norm, on the skeleton the freed graph keeps (`grad_norm`);
 - check every gradient for NaN and Inf under `detect_anomaly()`, naming the op whose rule made it;
 - call the step-through hook (`on_step`: backprop_steps.py);
 - free each node once its gradient has gone on, down to the graph's skeleton (`free`, `Skeleton`).
@@ -14,6 +15,7 @@ around each op's backward rule, and `leaf` at each leaf. Here they:
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -21,6 +23,10 @@ import numpy as np
 from tinygrad_like.function import check_finite, state
 
 _retained: dict = {}   # {id(t): weak reference to t}, the intermediates whose .grad is kept (retain_grad)
+# A plain backward keeps the norm of each intermediate gradient of at most this many numbers (a drawing's
+# graph: the README's example, a block on 16 tokens) for draw_graph; a larger one, as in a training step, is
+# not summed, so training pays no extra pass over its gradients (docs/engine.md, "What backward frees").
+NORM_AT_MOST = 16_384
 
 
 def retain(t) -> None:
@@ -71,6 +77,10 @@ class Around:
             self.found[node] = g
         if self.retain:
             node._last_grad = g._data      # kept for draw_graph(show_grads=True)
+        elif g._data.size <= NORM_AT_MOST:
+            kept = self.skeletons.get(node)   # what the freed graph keeps of node (its users are freed already)
+            if kept is not None:
+                kept.grad_norm = norm(g._data)
         if _retained and self.wanted is None and _is_retained(node):
             _keep_grad(node, g, self.create_graph)
 
@@ -95,9 +105,6 @@ class Around:
                 self.on_step(node, g, [(p, pg if pg.dtype == p.dtype else pg.cast(p.dtype))
                                        for p, pg in passed])
         if not self.retain:
-            # What the freed graph keeps of each edge is decided here, while the gradient each parent
-            # received (grads) is still at hand: the one place to keep a number per edge (a norm, say)
-            # for a drawing after a plain backward.
             free(node._ctx, self.skeletons)
 
     def leaf(self, node, g) -> None:
@@ -135,15 +142,17 @@ def _skeleton_of(t, skeletons: dict) -> Skeleton:
 
 class Skeleton:
     """What a graph freed by backward keeps of a Tensor: the op that made it (`_ctx`, itself freed),
-    its shape, dtype, name and scope, and no array, except a copy of at most 4 numbers (drawings
-    print those). Attribute names match Tensor's, so draw_graph walks a freed graph like a live one."""
+    its shape, dtype, name and scope, the norm of the gradient it received (`grad_norm`, set by
+    Around.before_rule when the walk reaches it; None for one of more than NORM_AT_MOST numbers), and no
+    array, except a copy of at most 4 numbers (drawings print those). Attribute names match Tensor's, so
+    draw_graph walks a freed graph like a live one."""
 
-    __slots__ = ("_ctx", "_data", "dtype", "name", "requires_grad", "scope", "shape")
+    __slots__ = ("_ctx", "_data", "dtype", "grad_norm", "name", "requires_grad", "scope", "shape")
     grad = _last_grad = None
 
     def __init__(self, t):
         self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, t.shape, t.dtype, t.name, t.scope
-        self.requires_grad = t.requires_grad
+        self.requires_grad, self.grad_norm = t.requires_grad, None
         self._data = np.array(t._data) if t._data.size <= 4 else None    # a copy: a small view can pin a big array
 
     def numel(self) -> int:
@@ -161,6 +170,11 @@ def changed_error(ctx, p) -> None:
         f"backward: {type(ctx).__name__} read a tensor of shape {p.shape} that {type(p._ctx).__name__} then "
         f"changed in place, and its gradient would go to the new value. Write {type(p._ctx).__name__} out of "
         f"place (a new tensor), or call it before {type(ctx).__name__} reads the tensor.")
+
+
+def norm(a: np.ndarray) -> float:
+    """‖a‖, the square root of the sum of squares (np.vdot: one pass, no temporary; math.sqrt: no ufunc call)."""
+    return math.sqrt(np.vdot(a, a))
 
 
 def freed_error(ctx) -> None:
