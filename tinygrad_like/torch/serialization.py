@@ -1,11 +1,17 @@
-"""torch.save / torch.load on safetensors, never pickle: loading a file cannot run code.
+"""torch.save / torch.load: PyTorch's own checkpoint format both ways, and safetensors; loading never runs code.
 
-What can be saved: a Tensor, or dicts, lists and tuples holding Tensors (or numpy arrays), numbers,
-strings, booleans and None, nested as deep as you like: a state_dict, an optimizer's state_dict, a
-checkpoint dict {"model": ..., "optim": ..., "step": 10}. The arrays go into the safetensors file under
-their paths (`model.net.0.weight`); the structure, with every array replaced by its key, goes into
-the file's metadata as JSON. A pickled PyTorch file (torch.save's own format) is refused with the
-recipe to convert it.
+save(obj, f) writes PyTorch's zip format (see _checkpoint_zip.py), which PyTorch's
+`torch.load(f, weights_only=True)` reads; to a path ending in .safetensors it writes a safetensors file
+instead. What can be saved: a Tensor, or dicts, lists and tuples holding Tensors (or numpy arrays),
+numbers, strings, booleans and None, nested as deep as you like: a state_dict, an optimizer's state_dict,
+nanoGPT's checkpoint {"model": ..., "optimizer": ..., "model_args": {...}, "iter_num": 30, ...}.
+
+load(f) reads, whatever the file's name:
+- PyTorch's zip format (torch.save since PyTorch 1.6, and save here), as weights_only=True does: tensors
+  and plain containers only; a pickle naming anything else (a class of the program) is refused unrun;
+- a safetensors file written by save here (its structure in the metadata), or a plain one of weights
+  (Hugging Face, safetensors.torch.save_file), which loads as {name: Tensor}.
+PyTorch's legacy format (a bare pickle, before 1.6) is refused with the way to convert it.
 """
 from __future__ import annotations
 
@@ -17,15 +23,16 @@ import safetensors.numpy
 
 from nn.state import _atomic_write, _read_metadata
 from tinygrad_like import Tensor
+from tinygrad_like.torch import _checkpoint_zip
 
-_KEY = "tinygrad_like.torch"  # the metadata entry holding the structure
+_KEY = "tinygrad_like.torch"  # the safetensors metadata entry holding the structure
 _ARRAY = "__tensor__"
 
 
 def _pack(obj, path: str, arrays: dict):
     """obj with every Tensor/array moved into `arrays` under its path and replaced by {"__tensor__": path}."""
     if isinstance(obj, (Tensor, np.ndarray)):
-        arrays[path] = np.asarray(obj._data if isinstance(obj, Tensor) else obj, order="C")  # 0-d stays 0-d
+        arrays[path] = np.asarray(obj.numpy() if isinstance(obj, Tensor) else obj, order="C")  # 0-d stays 0-d
         return {_ARRAY: path}
     if isinstance(obj, dict):
         if not all(isinstance(k, (str, int)) for k in obj):
@@ -54,41 +61,54 @@ def _unpack(obj, arrays: dict):
     return obj
 
 
-def save(obj, f, **kwargs) -> None:
-    """Write `obj` to `f` (a path, written atomically, or a binary file object) as safetensors."""
+def _safetensors(obj) -> bytes:
     arrays = {}
     structure = _pack(obj, "", arrays)
-    data = safetensors.numpy.save(arrays, metadata={"format": "pt", _KEY: json.dumps(structure)})
-    if isinstance(f, (str, os.PathLike)):
-        _atomic_write(os.fspath(f), data)
+    return safetensors.numpy.save(arrays, metadata={"format": "pt", _KEY: json.dumps(structure)})
+
+
+def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
+    """Write `obj` to `f` (a path, written atomically, or a binary file object) in PyTorch's zip format, or as
+    safetensors when the path ends in .safetensors."""
+    if pickle_module is not None or not _use_new_zipfile_serialization:
+        raise NotImplementedError("tinygrad_like.torch: save writes PyTorch's zip format with its own pickle writer; "
+                                  "pickle_module= and the legacy format are not provided")
+    path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
+    if path is not None and path.endswith(".safetensors"):
+        data = _safetensors(obj)
+    else:
+        data = _checkpoint_zip.write(obj, _checkpoint_zip.folder_for(f))
+    if path is not None:
+        _atomic_write(path, data)
     else:
         f.write(data)
 
 
-def _pickled(data: bytes) -> bool:
-    """torch.save's format: a zip archive (since PyTorch 1.6) or a bare pickle (protocol byte 0x80)."""
-    return data[:4] == b"PK\x03\x04" or data[:1] == b"\x80"
-
-
-def load(f, map_location=None, weights_only=None, mmap=None, **kwargs):
-    """Read what `save` wrote (Tensors come back as engine Tensors). A plain safetensors file of
-    weights (e.g. from Hugging Face or safetensors.torch.save_file) loads as {name: Tensor}."""
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Read what save wrote, a PyTorch checkpoint or a safetensors file (see the module docstring); Tensors come
+    back as engine Tensors on the CPU. weights_only=False is refused: this load never runs pickled code."""
+    if weights_only is False:
+        raise NotImplementedError("tinygrad_like.torch: load(weights_only=False) would run the file's pickled code, "
+                                  "which this load never does; it reads tensors and plain containers only (what "
+                                  "weights_only=True reads)")
     name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "the file")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
             data = file.read()
     else:
         data = f.read()
-    if _pickled(data):
-        raise ValueError(f"load: {name} is a pickled PyTorch file (torch.save's format). tinygrad_like never "
-                         "unpickles, because unpickling can run any code. Convert it once with real PyTorch: "
-                         "`import torch; from safetensors.torch import save_file; "
-                         f"save_file(torch.load({name!r}), 'model.safetensors')` (for a state_dict), then "
-                         "load 'model.safetensors' here.")
+    if _checkpoint_zip.is_zip_checkpoint(data):
+        return _checkpoint_zip.read(data, name)
+    if data[:1] == b"\x80":
+        raise ValueError(f"load: {name} is in PyTorch's legacy format (a bare pickle, before PyTorch 1.6), which "
+                         "this load does not read. Re-save it once with PyTorch: "
+                         f"`import torch; torch.save(torch.load({name!r}), 'new.pt')`, then load 'new.pt' here.")
     try:
         arrays, metadata = safetensors.numpy.load(data), _read_metadata(data)
     except Exception as e:
-        raise ValueError(f"load: {name} is not a safetensors file (truncated or of another format?): {e}") from e
+        raise ValueError(f"load: {name} is neither a PyTorch checkpoint nor a safetensors file (truncated or of "
+                         f"another format?): {e}") from e
     if _KEY not in metadata:
         return {key: Tensor(array) for key, array in arrays.items()}
     return _unpack(json.loads(metadata[_KEY]), arrays)
