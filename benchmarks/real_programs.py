@@ -24,8 +24,8 @@ step as the program prints it; and ms per iteration as the program itself times 
 iterations it prints), or the wall time of runs without iterations (sampling). With --rounds N
 each run goes N times per side, the sides alternated (PyTorch first in odd rounds, ours first in even
 ones); --quick runs each once, for finding what breaks. Run as a command, it writes
-benchmarks/results/real_programs.json (benchmarks/record.py, with the machine line), which
-benchmarks/report.py turns into the table in docs/performance.md.
+benchmarks/results/real_programs.json (benchmarks/record.py, with the machine line) after each round, so a
+run cut short keeps the rounds it finished; benchmarks/report.py turns it into the table in docs/performance.md.
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ class Run:
 
 
 def runs(quick_steps: bool = False) -> list[Run]:
-    it = 101 if not quick_steps else 21            # minGPT iterations (losses printed every 10)
+    it = 31 if not quick_steps else 21             # minGPT iterations (losses printed every 10)
     mm = 501 if not quick_steps else 21            # makemore steps (evaluated and saved at step 500)
     nano = ["config/train_shakespeare_char.py", "--device=cpu", "--compile=False", "--eval_iters=5",
             "--eval_interval=30", "--log_interval=1", "--block_size=64", "--batch_size=12", "--n_layer=2",
@@ -243,7 +243,18 @@ def summarise(results: list[dict]) -> dict:
     return first
 
 
-def main(argv=None) -> dict:
+def summary(todo: list[Run], sides: list[str], results: dict, rounds: int, setup: dict, sources: dict) -> dict:
+    """What the results file records: per run its command and each side's summary over the rounds run so far."""
+    programs = {}
+    for run in todo:
+        done = {side: results[run.name][side] for side in sides if results[run.name][side]}
+        programs[run.name] = {"command": " ".join([run.script, *run.args]), "folder": f"{run.program}/{run.folder}",
+                              "loss_label": run.loss_label, **{side: summarise(r) for side, r in done.items()}}
+    return {"programs": programs, "rounds": rounds, "stubs": setup.get("stubs", []),
+            "sources": {k: str(v) for k, v in sources.items()}}
+
+
+def main(argv=None, after_round=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for name in ("nanoGPT", "minGPT", "makemore"):
         ap.add_argument(f"--{name.lower()}", type=Path, default=Path(os.environ.get(f"{name.upper()}_DIR",
@@ -290,19 +301,14 @@ def main(argv=None) -> dict:
                         f"ran, loss {res.get('loss')}, {res.get('ms_per_iter')} ms/iter, {res['wall_s']} s"
                         if res["ran"] else f"STOPPED {err['type']}: {err['message'][:160]} at {err['where']}")
                         + f" (load {load_average()})", flush=True)
-        programs = {}
-        for run in todo:
-            programs[run.name] = {"command": " ".join([run.script, *run.args]), "folder": f"{run.program}/{run.folder}",
-                                  "loss_label": run.loss_label,
-                                  **{side: summarise(results[run.name][side]) for side in sides}}
-        return {"programs": programs, "rounds": rounds, "stubs": setup.get("stubs", []),
-                "sources": {k: str(v) for k, v in sources.items()}}
+            if after_round is not None:                  # a run cut short keeps the rounds it finished
+                after_round(summary(todo, sides, results, k + 1, setup, sources))
+        return summary(todo, sides, results, rounds, setup, sources)
     finally:
         if not args.scratch:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    result = main()
-    if "--quick" not in sys.argv and "--only" not in " ".join(sys.argv):
-        record.save("real_programs", {"": result})
+    recording = "--quick" not in sys.argv and "--only" not in " ".join(sys.argv)
+    main(after_round=(lambda result: record.save("real_programs", {"": result})) if recording else None)

@@ -101,7 +101,7 @@ from tinygrad_like.torch.serialization import load, save
 globals().update(_functions.FUNCTIONS)
 
 from tinygrad_like.torch import amp, autograd, backends, cuda, distributed, nn, optim, utils  # noqa: E402 (they import the names above)
-from tinygrad_like.torch.amp import autocast  # noqa: E402
+from tinygrad_like.torch.amp import GradScaler, autocast  # noqa: E402
 
 use_pytorch_printing()   # tensors and shapes print as PyTorch's, for a script run through the facade
 
@@ -109,5 +109,5 @@ __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
 
 __all__ = ["Tensor", *_tensors.__all__, *_tensor_types.__all__, *_functions.FUNCTIONS, "save", "load", "autograd",
-           "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast", "install", "uninstall",
-           "supported_names"]
+           "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast", "GradScaler", "install",
+           "uninstall", "supported_names"]

@@ -33,7 +33,9 @@ def names_table() -> str:
     lines = ["| module | names |", "|---|---|"]
     for module, names in supported_names().items():
         lines.append(f"| `{module}` | " + ", ".join(f"`{n}`" for n in names) + " |")
-    lines += ["", "Refused with a message that says why (any other missing name is refused too):", "",
+    lines += ["", "Refused with a message that says why (any other missing name is refused too; whole kinds of "
+              "names, such as devices, sparse and quantized tensors, the compiler and convolutions, by their kind: "
+              "[torch_coverage.md](torch_coverage.md) lists every PyTorch name with its answer):", "",
               "| name | why |", "|---|---|"]
     lines += [f"| `{name}` | {why} |" for name, why in sorted(REFUSED.items())]
     return "\n".join(lines)

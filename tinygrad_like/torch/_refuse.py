@@ -3,8 +3,15 @@
 A missing name raises `NotInEngine`, which names it (`tinygrad_like.torch has no torch.fft`) and is
 both a NotImplementedError (what the message means) and an AttributeError (so `hasattr(torch, "fft")`
 and `getattr(torch, "compile", None)`, which scripts use to probe features, still answer False / None).
+
+Why a name is refused comes from REFUSED (one name) or else from CATEGORIES: kinds of PyTorch's surface
+the engine leaves out on purpose (devices, sparse and quantized tensors, the compiler, convolutions, ...),
+each a pattern over the name and one reason, so a new PyTorch name of a known kind is answered without a
+new line here. benchmarks/torch_coverage.py counts the names each answers (docs/torch_coverage.md).
 """
 from __future__ import annotations
+
+import re
 
 from tinygrad_like.dialect import missing
 from tinygrad_like.errors import NotInEngine  # noqa: F401  (raised here, defined beside the engine's errors)
@@ -31,15 +38,91 @@ REFUSED = {
 }
 
 
+_ONE_CPU = "not in this engine: it runs on one CPU with numpy, with no GPU or other device"
+_TRANSFORMER_LAYERS = ("no convolution, pooling, padding or image layers: the engine's layers are a transformer's "
+                       "and an MLP's")
+
+# (namespaces the pattern applies to, a regex searched in the name's last part, why). First match wins.
+CATEGORIES = [
+    (("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.utils.data"),
+     r"cuda|cudnn|miopen|mkldnn|^mps|xpu|vulkan|mtia|ipu|xla|hpu|accelerator|^Stream|^Event$|OutOfMemoryError|"
+     r"AcceleratorError|get_device|default_device|pin_memory|is_pinned", _ONE_CPU),
+    (("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim"),
+     r"sparse|Sparse|_coo|coo_|csr|csc|bsr|bsc|spmm|^smm$|^hspmm$|^dsmm$|^hsmm$|saddmm|crow_indices|col_indices|"
+     r"row_indices|^indices|^values_copy|to_dense|is_coalesced|coalesce|dense_dim",
+     "dense numpy arrays only: no sparse tensors"),
+    (("torch", "torch.Tensor"), r"quant|^q_|qint|quint|qscheme|fbgemm|int_repr|dequantize|qparams",
+     "no quantized tensors: the engine computes in float32 and float64"),
+    (("torch", "torch.Tensor", "torch.nn", "torch.utils.data"),
+     r"distributed|Distributed|SyncBatchNorm|rpc|RRef|^fork$|^wait$|^Future|share_memory|is_shared",
+     "one process on one CPU: nothing to distribute or share between processes"),
+    (("torch", "torch.Tensor", "torch.nn.functional"),
+     r"^jit|Script|script|TracingState|^compile|Compil|Graph|^Node$|^Block$|^Value$|^Use$|AliasDb|ArgumentSpec|"
+     r"ExecutionPlan|^Gradient$|FileCheck|parse_ir|parse_schema|parse_type_comment|import_ir_module|"
+     r"merge_type_from_type_comment|unify_type_list|FunctionSchema|\wType$|^Type$|^Argument$|InferredType|"
+     r"ConcreteModuleType|CallStack|ErrorReport|JITException|^Code$|StaticModule|DeepCopyMemoTable|Capsule|^Tag$|"
+     r"OperatorInfo|Dispatch|DisableTorchFunction|torch_function|boolean_dispatch|vmap|^sym_|^Sym|Benchmark|"
+     r"LockingLogger|NoopLogger|IODescriptor|^AVG$|^SUM$|AggregationType|^fx|^export|_copy$|^native_|^unsafe_|"
+     r"thread_safe_generator|hash_tensor|Logger|^grouped_mm|^scaled_grouped_mm|^scaled_mm|ScalingType|SwizzleType",
+     "part of PyTorch's compiler and dispatcher (TorchScript, FX, torch.compile, their copies of ops): the "
+     "engine runs each op eagerly in numpy"),
+    (("torch", "torch.Tensor"),
+     r"Storage$|^storage|^is_storage|^from_file$|^layout$|memory_format|^empty_strided|as_strided|^stride$|"
+     r"^set_$|^data_ptr|^untyped_storage|^_?nbytes|^itemsize$|^resize|^is_set_to|^storage_offset|"
+     r"^has_lapack|^has_mkl|^has_openmp|^has_spectral|interop_threads|^init_num_threads",
+     "no storages or memory layouts of its own: a tensor is a numpy array (torch.save/load read and write "
+     "PyTorch's storages)"),
+    (("torch", "torch.Tensor"),
+     r"complex|^cfloat$|^cdouble$|^chalf$|view_as_real|view_as_complex|conj|^angle$|^polar$|^real$|^imag$|"
+     r"^isreal$|resolve_neg|^is_neg$|^sgn",
+     "no complex dtypes"),
+    (("torch", "torch.Tensor"),
+     r"^float8|^float4|^bits|^bit$|^u?int[1-7]$|^uint(16|32|64)$|^bfloat16$|^half$|^float16$",
+     "no such dtype: the engine computes in float32 or float64 (integers and bools for indices and masks)"),
+    (("torch", "torch.nn", "torch.nn.functional"),
+     r"[Cc]onv|[Pp]ool|Pad\dd|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|"
+     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|[Dd]ropout[123]d|feature_dropout|"
+     r"[Ff]eature_?[Aa]lpha_?[Dd]ropout|BatchNorm[23]d|[Ii]nstance_?[Nn]orm|[Ll]ocal_?[Rr]esponse_?[Nn]orm|"
+     r"CrossMapLRN2d|Softmax2d|unfold$",
+     _TRANSFORMER_LAYERS),
+    (("torch", "torch.nn", "torch.nn.functional"), r"RNN|LSTM|GRU|^lstm|^gru|^rnn_",
+     "no recurrent layers: write the step with nn.Linear, as makemore's rnn and gru do"),
+    (("torch", "torch.Tensor"),
+     r"linalg|^det$|logdet|slogdet|inverse|^pinverse|^svd|^qr$|cholesky|^eig|lstsq|^lu|^matrix_exp|matrix_power|"
+     r"triangular_solve|^orgqr|^ormqr|^geqrf|^lobpcg|nuclear_norm",
+     "no linear algebra beyond matmul"),
+    (("torch", "torch.Tensor"), r"fft|^stft$|^istft$|_window$", "no Fourier transforms or signal windows"),
+    (("torch.nn",), r"^Lazy|^Uninitialized", "no lazy modules: give each layer its sizes"),
+    (("torch", "torch.Tensor"), r"autocast", "no mixed precision: float32 or float64 throughout"),
+    (("torch.optim",), r"^[A-Z]|swap_in_optimizer",
+     "SGD, Adam and AdamW only (nn/optim.py's optimizers, the ones the book derives)"),
+    (("torch.optim.lr_scheduler",), r"^[A-Z]",
+     "LambdaLR, StepLR, CosineAnnealingLR and OneCycleLR only: LambdaLR writes any schedule as a function of the step"),
+    (("torch.nn.init",), r"^(constant|kaiming_normal|kaiming_uniform|normal|uniform|xavier_normal|xavier_uniform)$",
+     "PyTorch's deprecated spelling: use the one ending in an underscore (normal_, ...)"),
+    (("torch.nn.init",), r"^(dirac|eye|orthogonal|sparse)",
+     "no such initializer here: normal_, uniform_, trunc_normal_, xavier_*, kaiming_*, zeros_, ones_, constant_ are"),
+    (("torch.utils.data",),
+     r"DataPipe|datapipe|DataChunk|runtime_validation|argument_validation|non_deterministic",
+     "torchdata's DataPipes are not provided: use Dataset and DataLoader"),
+]
 
 
 def reason(qualified: str) -> str | None:
     """Why the engine has no `qualified` (e.g. "torch.fft"), or None when nobody has said. A Tensor
-    attribute's reason is the dialect's (tinygrad_like/dialect/missing.py), which its error shows."""
+    attribute's reason is the dialect's (tinygrad_like/dialect/missing.py), which its error shows; a module's
+    name has its own line in REFUSED, or else the first of CATEGORIES whose namespaces hold it and whose
+    pattern its last part matches."""
     if qualified.startswith("torch.Tensor."):
         name = qualified.removeprefix("torch.Tensor.")
         return missing.reason(name) if name in missing.pytorch_names() else None
-    return REFUSED.get(qualified)
+    if qualified in REFUSED:
+        return REFUSED[qualified]
+    namespace, _, name = qualified.rpartition(".")
+    for namespaces, pattern, why in CATEGORIES:
+        if namespace in namespaces and re.search(pattern, name):
+            return why
+    return None
 
 
 def refuse(qualified: str) -> NotInEngine:
