@@ -64,6 +64,9 @@ def pytorch_names() -> dict:
 
 # ---------------------------------------------------------------- the facade's answer for each name
 
+NOT_YET = dialect_missing.reason("")  # what a Tensor attribute of no known kind says: not a reason, so missing
+
+
 def classify(namespace: str, name: str) -> tuple[str, str]:
     """("supported", ""), ("refused", why) or ("missing", "") for PyTorch's `namespace.name` on the facade: refused
     only when asking for the name raises an AttributeError (NotInEngine is one) whose message gives the reason."""
@@ -78,7 +81,8 @@ def classify(namespace: str, name: str) -> tuple[str, str]:
         return "supported", ""
     except AttributeError as e:
         why = _refuse.reason(f"{namespace}.{name}")
-        return ("refused", why) if why and why in str(e) else ("missing", "")
+        refused = why and why in str(e) and why != NOT_YET
+        return ("refused", why) if refused else ("missing", "")
 
 
 def coverage(names: dict) -> dict:
