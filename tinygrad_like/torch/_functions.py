@@ -9,7 +9,6 @@ import numpy as np
 import tinygrad_like
 from tinygrad_like import Tensor
 from tinygrad_like.einsum import einsum
-from tinygrad_like.errors import ShapeError
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these (when the engine has it)
 METHOD_FUNCTIONS = (
@@ -72,17 +71,13 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p), batch sizes equal (no broadcasting, as PyTorch)."""
-    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise ShapeError(f"bmm: expected (b, n, m) and (b, m, p), got {input.shape} and {mat2.shape}")
-    return input @ mat2
+    """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p) (Tensor.bmm, dialect/aliases.py)."""
+    return input.bmm(mat2)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two vectors: (n,), (m,) -> (n, m), out[i, j] = input[i] * vec2[j]."""
-    if input.ndim != 1 or vec2.ndim != 1:
-        raise ShapeError(f"outer: expected two vectors, got shapes {input.shape} and {vec2.shape}")
-    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+    """The outer product of two vectors: (n,), (m,) -> (n, m) (Tensor.outer, dialect/aliases.py)."""
+    return input.outer(vec2)
 
 
 def set_num_threads(n: int) -> None:
