@@ -206,13 +206,7 @@ class Aliases:
     @property
     def nbytes(self) -> int: return self._data.nbytes
 
-    # ---------------------------------------------------------------- in place, by name
-    for _name in ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "expm1", "exp2", "erf", "floor",
-                  "fix", "frac", "log", "log10", "log1p", "log2", "neg", "negative", "reciprocal", "relu", "round",
-                  "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "pow", "fmod",
-                  "remainder", "atan2", "lerp", "hypot", "clamp_min", "clamp_max", "floor_divide", "tril", "triu"):
-        locals()[f"{_name}_"] = _in_place(_name)
-    del _name
+    # ---------------------------------------------------------------- in place, by name (and the loop below)
     absolute_ = _in_place("abs")
     arccos_, arcsin_, arctan_, arctan2_ = (_in_place(n) for n in ("acos", "asin", "atan", "atan2"))
 
@@ -220,6 +214,14 @@ class Aliases:
     def subtract_(self, other, alpha=1) -> Tensor: return self.sub_(other, alpha)
     def divide_(self, other, *, rounding_mode=None) -> Tensor: return self.div_(other, rounding_mode=rounding_mode)
     true_divide_ = divide_
+
+
+# x.relu_(), x.exp_(), x.pow_(2), ...: each elementwise op's in-place form
+for _name in ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "expm1", "exp2", "erf", "floor", "fix",
+              "frac", "log", "log10", "log1p", "log2", "neg", "negative", "reciprocal", "relu", "round", "rsqrt",
+              "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "pow", "fmod", "remainder",
+              "atan2", "lerp", "hypot", "clamp_min", "clamp_max", "floor_divide", "tril", "triu"):
+    setattr(Aliases, f"{_name}_", _in_place(_name))
 
 
 def _array(value):
