@@ -257,8 +257,51 @@ def summary(folder: Path = None) -> str:
     return body + "\n```\n" + "\n".join(machines) + "\n```\n"
 
 
+def real_programs(data: dict) -> str:
+    """Real PyTorch programs, unchanged, on PyTorch and through the facade: ran or where they stopped, the loss
+    at a fixed step on both sides, ms per iteration as each program times it (or the wall time of a run
+    without iterations)."""
+    r = next(iter(data["runs"].values()))
+
+    def outcome(side):
+        if side is None:
+            return "-"
+        if side["ran"]:
+            return "ran"
+        where = side["error"].get("where") or {}
+        return f"stopped: {side['error']['type']}" + (f" at {where['file']}:{where['line']}" if where else "")
+
+    def loss(side):
+        return f"{side['loss']:.4f}" if side and side.get("loss") is not None else "-"
+
+    def speed(side):
+        if not side:
+            return "-"
+        return ms(side["ms_per_iter"]) if side.get("ms_per_iter") else f"{side['wall_s']:.1f} s (whole run)"
+
+    rows, errors = [], []
+    for name, p in r["programs"].items():
+        torch, ours = p.get("torch"), p.get("ours")
+        both = torch and ours and torch.get("loss") and ours.get("loss")
+        timed = torch and ours and torch.get("ms_per_iter") and ours.get("ms_per_iter")
+        rows.append([f"{name} (`{p['command']}`)", outcome(torch), outcome(ours), p["loss_label"] or "-",
+                     loss(torch), loss(ours), f"{ours['loss'] / torch['loss']:.3f}" if both else "-",
+                     speed(torch), speed(ours), ratio(ours["ms_per_iter"], torch["ms_per_iter"]) if timed else "-"])
+        errors += [f"- {name} on {label}: {s['error']['type']}: {s['error']['message']}"
+                   for label, s in (("PyTorch", torch), ("the facade", ours)) if s and not s["ran"]]
+    stubs = (f" Not installed here and unused offline, so stubbed on both sides: {', '.join(r['stubs'])}."
+             if r.get("stubs") else "")
+    rounds = ("one round per side, PyTorch's first" if r["rounds"] == 1 else
+              f"{r['rounds']} rounds per side, the sides alternated; losses from the first, times the median")
+    text = (f"\n{rounds}. The PyTorch side runs the DataLoader workers the programs ask for (minGPT's and makemore's "
+            f"num_workers=4), the facade loads in the main process.{stubs}\n\n")
+    text += table(["program (command)", "PyTorch", "facade", "loss", "PyTorch", "facade", "facade / PyTorch",
+                   "ms/iter PyTorch", "ms/iter facade", "facade / PyTorch"], rows)
+    return header(data) + text + ("\nWhere a run stopped:\n\n" + "\n".join(errors) + "\n" if errors else "")
+
+
 RENDER = {f.__name__: f for f in (bench_train, bench_ops, bench_kernels, bench_threads, bench_generate,
-                                  train_gpt_torch, bench_facade, bench_revisions)}
+                                  train_gpt_torch, bench_facade, bench_revisions, real_programs)}
 RENDER["bench_train_defaults"], RENDER["bench_train_defaults_numpy"] = bench_train_defaults, bench_train_defaults
 
 

@@ -108,3 +108,20 @@ def test_summary_by_hand(tmp_path):
     assert "2 threads; PyTorch's fused attention | 150.0 ms | 120.0 ms | 1.25 |" in text and "999" not in text
     assert "| 16.00 ms | 12.50 ms | 1.28 |" in text
     assert text.endswith("```\nmachine: CPU X, 2 cores | numpy 2\n```\n")
+
+
+def test_real_programs_table_by_hand():
+    ran = dict(ran=True, loss=2.0, ms_per_iter=10.0, wall_s=30.0)
+    stopped = dict(ran=False, wall_s=1.0, error=dict(type="AttributeError", message="no contiguous",
+                                                      where=dict(file="model.py", line=72, code="y = ...")))
+    runs = {"": dict(rounds=2, stubs=["tiktoken"], programs={
+        "a train": dict(command="train.py --x=1", loss_label="val loss at step 30", torch=ran,
+                        ours=dict(ran, loss=2.2, ms_per_iter=25.0)),
+        "a sample": dict(command="sample.py", loss_label="", torch=dict(ran=True, wall_s=3.0), ours=stopped)})}
+    text = report.real_programs(fake("real_programs", runs))
+    assert ("| a train (`train.py --x=1`) | ran | ran | val loss at step 30 | 2.0000 | 2.2000 | 1.100 | 10.00 "
+            "| 25.00 | 2.50 |") in text
+    assert ("| a sample (`sample.py`) | ran | stopped: AttributeError at model.py:72 | - | - | - | - "
+            "| 3.0 s (whole run) | 1.0 s (whole run) | - |") in text
+    assert "- a sample on the facade: AttributeError: no contiguous" in text and "stubbed on both sides: tiktoken" in text
+    assert "2 rounds per side, the sides alternated" in text
