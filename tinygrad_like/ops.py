@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from tinygrad_like.dispatch import kernel
+from tinygrad_like.erf import erf
 from tinygrad_like.function import Function
 
 
@@ -93,11 +94,8 @@ class Log1p(Function):
     def backward(self, grad, out): return grad / (self.parents[0] + 1)    # d log(1+x) = 1/(1+x)
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
-
-
 class Erf(Function):
-    def forward(self, x): return np.asarray(_erf(x), dtype=x.dtype if x.dtype.kind == "f" else np.float32)
+    def forward(self, x): return erf(x)                                  # numpy has none: erf.py's, vectorised
     def backward(self, grad, out):                                        # d erf = 2/√π e^(-x²)
         x = self.parents[0]
         return grad * (-(x * x)).exp() * (2 / math.sqrt(math.pi))
