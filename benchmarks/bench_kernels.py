@@ -51,12 +51,12 @@ B, T, C, VOCAB = 16, 128, 128, 1024
 N_HEAD = 4
 PARAMS = 4 * 12 * C * C + VOCAB * C + T * C  # the small GPT's weights: 4 blocks of 12·C², embeddings
 SHAPES = {  # op: the shape of its input (swiglu: of each half of its input, the gate and the up projection)
-    "gelu": (B, T, 4 * C), "silu": (B, T, 4 * C), "swiglu": (B, T, 4 * C),
+    "gelu": (B, T, 4 * C), "gelu_erf": (B, T, 4 * C), "silu": (B, T, 4 * C), "swiglu": (B, T, 4 * C),
     "layernorm": (B, T, C), "rmsnorm": (B, T, C),
     "softmax": (B, N_HEAD, T, T), "masked_softmax": (B, N_HEAD, T, T), "log_softmax": (B * T, VOCAB),
     "cross_entropy": (B * T, VOCAB), "attention": (B, T, 3 * C), "adamw": (PARAMS,),
 }
-C_OPS = {"gelu", "silu", "swiglu", "softmax", "masked_softmax", "log_softmax", "cross_entropy", "attention"}
+C_OPS = {"gelu", "gelu_erf", "silu", "swiglu", "softmax", "masked_softmax", "log_softmax", "cross_entropy", "attention"}
 KINDS = ("numpy", "fast", "numba", "c", "torch")
 
 
@@ -76,7 +76,8 @@ def numpy_ops(data, extra) -> dict:
     x = {op: Tensor(a, requires_grad=True) for op, a in data.items() if op != "adamw"}
     w, b = (Tensor(extra[k], requires_grad=True) for k in "wb")
     forward = {
-        "gelu": lambda: x["gelu"].gelu(), "silu": lambda: x["silu"].silu(), "swiglu": lambda: x["swiglu"].swiglu(),
+        "gelu": lambda: x["gelu"].gelu(), "gelu_erf": lambda: x["gelu_erf"].gelu(approximate="none"),
+        "silu": lambda: x["silu"].silu(), "swiglu": lambda: x["swiglu"].swiglu(),
         "layernorm": lambda: x["layernorm"].layernorm(-1, 1e-5, w, b),
         "rmsnorm": lambda: x["rmsnorm"].rmsnorm(-1, 1e-6, w),
         "softmax": lambda: x["softmax"].softmax(-1), "masked_softmax": lambda: x["masked_softmax"].softmax(-1),
@@ -126,6 +127,8 @@ def kernel_ops(data, extra, variant: str) -> dict:
     grad = data["adamw"] * 0.01
     ops = {
         "gelu": lambda: K.gelu_backward(g["gelu"], data["gelu"], variant) + K.gelu_forward(data["gelu"], variant)[:1],
+        "gelu_erf": lambda: (K.gelu_erf_forward(data["gelu_erf"], variant),
+                             K.gelu_erf_backward(g["gelu_erf"], data["gelu_erf"], variant)),
         "silu": lambda: (K.silu_forward(data["silu"], variant), K.silu_backward(g["silu"], data["silu"], variant)),
         "swiglu": lambda: (K.swiglu_forward(data["swiglu"], variant),
                            K.swiglu_backward(g["swiglu"], data["swiglu"], variant)),
@@ -153,7 +156,8 @@ def torch_ops(data, extra, threads: int) -> dict:
         gate, up = x["swiglu"].chunk(2, -1)
         return F.silu(gate) * up
     forward = {
-        "gelu": lambda: F.gelu(x["gelu"], approximate="tanh"), "silu": lambda: F.silu(x["silu"]), "swiglu": swiglu,
+        "gelu": lambda: F.gelu(x["gelu"], approximate="tanh"), "gelu_erf": lambda: F.gelu(x["gelu_erf"]),
+        "silu": lambda: F.silu(x["silu"]), "swiglu": swiglu,
         "layernorm": lambda: F.layer_norm(x["layernorm"], (C,), w, b),
         "rmsnorm": lambda: F.rms_norm(x["rmsnorm"], (C,), w, 1e-6),
         "softmax": lambda: torch.softmax(x["softmax"], -1),

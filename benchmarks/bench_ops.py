@@ -51,6 +51,7 @@ C = N_HEAD * HS
 HOT_OPS = {  # name: (shape of the input, shape of the floor's array: the op's largest operand)
     "attention": ((B, T, 3 * C), (B, T, 3 * C)),
     "gelu": ((B, T, 4 * C), (B, T, 4 * C)),
+    "exact gelu": ((B, T, 4 * C), (B, T, 4 * C)),
     "layernorm": ((B, T, C), (B, T, C)),
     "softmax": ((B, N_HEAD, T, T), (B, N_HEAD, T, T)),
     "cross-entropy": ((B * T, VOCAB), (B * T, VOCAB)),
@@ -79,6 +80,7 @@ def ours_hot_ops(rng) -> dict:
     forward = {
         "attention": lambda: x["attention"].multihead_attention(N_HEAD, is_causal=True),
         "gelu": lambda: x["gelu"].gelu(),
+        "exact gelu": lambda: x["exact gelu"].gelu(approximate="none"),
         "layernorm": lambda: x["layernorm"].layernorm(-1, 1e-5, w_ln, b_ln),
         "softmax": lambda: x["softmax"].softmax(-1),
         "cross-entropy": lambda: x["cross-entropy"].sparse_categorical_crossentropy(targets),
@@ -114,6 +116,7 @@ def torch_hot_ops(rng) -> dict:
     forward = {
         "attention": attention,
         "gelu": lambda x: F.gelu(x, approximate="tanh"),
+        "exact gelu": lambda x: F.gelu(x),
         "layernorm": lambda x: F.layer_norm(x, (C,), w_ln, b_ln),
         "softmax": lambda x: torch.softmax(x, -1),
         "cross-entropy": lambda x: F.cross_entropy(x, targets),

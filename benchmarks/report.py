@@ -106,6 +106,7 @@ def bench_revisions(data: dict) -> str:
 OP_LABELS = {
     "attention": "attention from packed qkv, causal, B=16, 4 heads, T=128, hs=32",
     "gelu": "GELU (tanh), (16, 128, 512)",
+    "exact gelu": "GELU (exact, erf), (16, 128, 512)",
     "layernorm": "LayerNorm with weight and bias, (16, 128, 128)",
     "softmax": "softmax, (16, 4, 128, 128)",
     "cross-entropy": "cross-entropy, 2048 rows × 1024 classes",

@@ -23,7 +23,8 @@ def test_bench_ops_reports_engine_and_numpy_times(capsys):
     assert {"2x2 add", "256x256 matmul"} <= set(results)
     assert any(k.startswith("row max") for k in results) and any(k.startswith("row sum") for k in results)
     assert all(ours > 0 and plain > 0 for ours, plain in results.values())
-    assert set(hot) == {"attention", "gelu", "layernorm", "softmax", "cross-entropy", "linear", "block products"}
+    assert set(hot) == {"attention", "gelu", "exact gelu", "layernorm", "softmax", "cross-entropy", "linear",
+                        "block products"}
     assert all(r["ours_ms"] > 0 and r["floor_ms"] > 0 and r["torch_ms"] is None for r in hot.values())
     flops = 6 * 2 * 16 * 4 * 128 * 128 * 32                              # six (16, 4, 128, 128) matmuls over 32
     assert hot["attention"]["flop_ms"] == pytest.approx(flops / hot["attention"]["gflops"] / 1e6)
@@ -79,12 +80,13 @@ def test_bench_kernels_times_each_op_with_and_without_the_kernels():
     pytest.importorskip("numba")
     rows = load("bench_kernels").main(["--rounds", "1", "--op-repeats", "1", "--threads", "1", "--kinds",
                                        "numpy,fast,c"])
-    assert set(rows) == {"gelu", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "masked_softmax", "log_softmax",
-                         "cross_entropy", "attention", "adamw"}
+    assert set(rows) == {"gelu", "gelu_erf", "silu", "swiglu", "layernorm", "rmsnorm", "softmax", "masked_softmax",
+                         "log_softmax", "cross_entropy", "attention", "adamw"}
     assert all(r["numpy"] > 0 and r["fast"] > 0 for r in rows.values())
     from tinygrad_like.fast.kernels import c_build
     if c_build.library() is not None:
         assert rows["gelu"]["c"] > 0 and rows["layernorm"]["c"] is None        # rows.c has no LayerNorm
+        assert rows["gelu_erf"]["c"] > 0
         assert rows["attention"]["c"] > 0
 
 

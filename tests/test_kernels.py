@@ -133,7 +133,7 @@ def check_float32(op, got, want, x, g):
     for i, (a, b) in enumerate(zip(got, want)):
         assert a.dtype == np.float32
         err = np.abs(a.astype(np.float64) - b)
-        n = 1 if op in ("gelu", "silu", "swiglu") else max(x.shape[-1], x.size // b.size)
+        n = 1 if op in ("gelu", "gelu_erf", "silu", "swiglu") else max(x.shape[-1], x.size // b.size)
         upstream = None if i == 0 else (g if g.ndim == b.ndim else g[:, None])
         assert (err <= float32_bound(b, n, upstream)).all(), f"{op}: {err.max()} off"
 
@@ -403,7 +403,8 @@ def count_kernel_calls(monkeypatch):
     monkeypatch.setattr(kernels, "MIN_SIZE", 0)                 # the tests' arrays are small
     monkeypatch.setattr(kernels, "_chosen", {})                 # choose again: the spies below
     calls = {}
-    for name in ("softmax", "log_softmax", "layernorm", "rmsnorm", "gelu", "silu", "swiglu", "cross_entropy"):
+    for name in ("softmax", "log_softmax", "layernorm", "rmsnorm", "gelu", "gelu_erf", "silu", "swiglu",
+                 "cross_entropy"):
         for way in ("forward", "backward"):
             fn = getattr(K, f"{name}_{way}")
             def spy(*args, fn=fn, key=f"{name}_{way}", **kwargs):

@@ -102,11 +102,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, reducti
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU x·Φ(x). approximate="none" (PyTorch's default) is exact: 0.5·x·(1 + erf(x/√2));
     "tanh" is GPT-2's approximation, what Tensor.gelu() computes."""
-    if approximate == "tanh":
-        return input.gelu()
-    if approximate == "none":
-        return 0.5 * input * (1 + (input * (1 / math.sqrt(2))).erf())
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return input.gelu(approximate)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

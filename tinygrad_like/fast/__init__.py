@@ -24,8 +24,8 @@ from tinygrad_like.fast.memory import tune_malloc
 from tinygrad_like.fast.pool import get_num_threads, set_num_threads
 from tinygrad_like.function import fast_path, state
 
-FUSED_OPS = (fused.Linear, fused.Softmax, fused.LogSoftmax, fused.LayerNorm, fused.RMSNorm, fused.Gelu, fused.Silu,
-             fused.SwiGLU, fused.CrossEntropy, fused.Attention, fused.MultiHeadAttention)
+FUSED_OPS = (fused.Linear, fused.Softmax, fused.LogSoftmax, fused.LayerNorm, fused.RMSNorm, fused.Gelu, fused.GeluErf,
+             fused.Silu, fused.SwiGLU, fused.CrossEntropy, fused.Attention, fused.MultiHeadAttention)
 
 for _op in FUSED_OPS:
     register_fused(_op.composite, _op, _op.from_composite, _op.accepts)

@@ -27,10 +27,12 @@ import math
 import numpy as np
 
 from tinygrad_like.composites import GELU_C, attention_softmax, causal_mask, join_heads, split_heads, swap_12
+from tinygrad_like.erf import erf
 from tinygrad_like.fast import flash, pool
 from tinygrad_like.fast.arrays import array_max, array_sum, constant, keep_dot, keep_sum, rows_sum, swap_last
 from tinygrad_like.fast.kernels import compiled
 from tinygrad_like.fast.memory import pieces, row_pieces
+from tinygrad_like.fast.normal_cdf import normal_cdf
 from tinygrad_like.function import Function, state
 from tinygrad_like.ops import ScatterAdd, unbroadcast
 from tinygrad_like.tensor import Tensor
@@ -495,6 +497,95 @@ def _gelu_grad(g: np.ndarray, x: np.ndarray, out: np.ndarray, t: np.ndarray, one
     slope *= t
     slope *= g
     return slope
+
+
+SQRT_HALF = 1 / math.sqrt(2)
+INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def _gelu_erf_slope(x):
+    """dy/dx of the exact GELU on Tensors (for a recorded backward): Φ(x) + x·φ(x)."""
+    return 0.5 * (1 + (x * SQRT_HALF).erf()) + x * (x * x * -0.5).exp() * INV_SQRT_2PI
+
+
+class GeluErf(Fused):
+    """The exact GELU: y = x·Φ(x) = ½x(1 + erf(x/√2)), Φ the Gaussian CDF (PyTorch's default GELU).
+
+    Backward: dy/dx = Φ(x) + x·φ(x), φ(x) = e^(−x²/2)/√(2π) the Gaussian density. Both run on
+    cache-sized pieces, one run per thread of the pool. numpy has no erf: Φ comes from erf.py's
+    (float64), from normal_cdf.py's few steps (float32, to its rounding), or from the C library's vector
+    erf in the `fast` extra's kernel. The kernels recompute Φ in backward, as Gelu does; the numpy body,
+    for which Φ is most of the op's cost, keeps it from forward instead (one array held per layer
+    between forward and backward, `self.cdf`, gone when backward frees the node).
+    """
+    composite = "gelu_erf"
+
+    @staticmethod
+    def from_composite(x): return GeluErf.apply(x)
+
+    def forward(self, x):
+        run = compiled(gelu_erf_forward, x)
+        self.cdf = np.empty(x.shape, x.dtype) if run is gelu_erf_forward else None
+        return run(x) if self.cdf is None else gelu_erf_forward(x, self.cdf)
+
+    def backward(self, grad, out):
+        x = self.parents[0]
+        if state.grad_enabled:  # create_graph: the slope must itself be differentiable
+            return grad * _gelu_erf_slope(x)
+        if self.cdf is not None:
+            return Tensor._result(gelu_erf_backward(grad._data, x._data, self.cdf), None)
+        return Tensor._result(compiled(gelu_erf_backward, grad._data, x._data)(grad._data, x._data), None)
+
+
+def gelu_erf_forward(x: np.ndarray, cdf: np.ndarray | None = None) -> np.ndarray:
+    """The exact GELU of x, on cache-sized pieces cut into one run per thread of the pool; Φ(x) is
+    written into `cdf` (x's shape and dtype, contiguous) when it is given."""
+    y = np.empty(x.shape, x.dtype)
+    cdf = np.empty(x.shape, x.dtype) if cdf is None else cdf
+    pool.run_in_runs(_gelu_erf_run, pieces(y, cdf, np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    return y
+
+
+def gelu_erf_backward(g: np.ndarray, x: np.ndarray, cdf: np.ndarray | None = None) -> np.ndarray:
+    """g · (Φ(x) + x·φ(x)), on cache-sized pieces cut into one run per thread of the pool; Φ(x) read from
+    `cdf` when it is given (gelu_erf_forward's), else made again from x."""
+    dx = np.empty(x.shape, x.dtype)
+    arrays = (dx, np.ascontiguousarray(g), np.ascontiguousarray(x)) + (() if cdf is None else (cdf,))
+    pool.run_in_runs(_gelu_erf_grads, pieces(*arrays, size=PIECE), x.nbytes)
+    return dx
+
+
+def _gelu_erf_run(run):
+    """y = x·Φ(x), Φ(x) into cdf, on each (y, cdf, x) piece of a run."""
+    work = np.empty((2, max(x.size for *_, x in run)), run[0][-1].dtype)
+    for y, cdf, x in run:
+        np.multiply(_cdf(x, cdf, work[:, :x.size].reshape((2,) + x.shape)), x, out=y)
+
+
+def _gelu_erf_grads(run):
+    """dx = g·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π), on each (dx, g, x) or (dx, g, x, Φ(x)) piece of a run."""
+    work = np.empty((3, max(piece[2].size for piece in run)), run[0][2].dtype)
+    for dx, g, x, *saved in run:
+        density = np.multiply(x, x, out=dx)
+        density *= -0.5
+        np.exp(density, out=density)
+        density *= x
+        density *= INV_SQRT_2PI                         # x·φ(x)
+        density += saved[0] if saved else _cdf(x, work[0, :x.size].reshape(x.shape),
+                                               work[1:, :x.size].reshape((2,) + x.shape))
+        density *= g
+
+
+def _cdf(x: np.ndarray, out: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Φ(x) = ½(1 + erf(x/√2)) into out, with work (two arrays of x's shape) as scratch: for float32,
+    normal_cdf.py's few steps, accurate to float32 rounding; otherwise with erf.py's erf, accurate to
+    float64 rounding."""
+    if x.dtype == np.float32:
+        return normal_cdf(x, out, work)
+    out[...] = erf(np.multiply(x, SQRT_HALF, out=work[0]))
+    out += 1
+    out *= 0.5
+    return out
 
 
 class Silu(Fused):

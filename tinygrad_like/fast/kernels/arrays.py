@@ -10,7 +10,7 @@ threads are never started (one owner of the cores: the pool, which holds BLAS to
 
 `variant` picks the compiled code: "numba" (numba_rows.py) or "c" (rows.c and attention.c through ctypes);
 None takes the one kept for the op (KEPT), by measurement (benchmarks/bench_kernels.py): C where the op's
-cost is exp or tanh (numba calls the scalar ones; C gets vector ones), numba elsewhere.
+cost is exp, tanh or erf (numba calls the scalar ones; C gets vector ones), numba elsewhere.
 """
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ import numpy as np
 from tinygrad_like.fast import pool
 from tinygrad_like.fast.kernels import c_build
 
-C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "silu", "swiglu", "tile_softmax", "transpose"}  # in C
+C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "gelu_erf", "silu", "swiglu", "tile_softmax",  # in C
+         "transpose"}
 KEPT = {"layernorm": "numba", "rmsnorm": "numba", "adam": "numba", "softmax": "c", "log_softmax": "c",
-        "cross_entropy": "c", "gelu": "c", "silu": "c", "swiglu": "c", "tile_softmax": "c",
+        "cross_entropy": "c", "gelu": "c", "gelu_erf": "c", "silu": "c", "swiglu": "c", "tile_softmax": "c",
         "transpose": "c"}
 GELU_C = math.sqrt(2 / math.pi)
+SQRT_HALF, INV_SQRT_2PI = 1 / math.sqrt(2), 1 / math.sqrt(2 * math.pi)
 
 # rows.c's and attention.c's functions: their arguments before (n,) lo, hi — "a" a float array, "i" an int64
 # array, "s" a float scalar, "l" an integer, "m" a mask block (rows, n) given as its start (NULL when it has
@@ -38,6 +40,7 @@ C_ARGS = {
     "log_softmax_forward": ("aa", True), "log_softmax_backward": ("aaa", True),
     "cross_entropy_forward": ("aissaa", True), "cross_entropy_backward": ("aissaa", True),
     "gelu_forward": ("asssa", False), "gelu_backward": ("aasssa", False),
+    "gelu_erf_forward": ("assa", False), "gelu_erf_backward": ("aasssa", False),
     "silu_forward": ("aa", False), "silu_backward": ("aaa", False),
     "swiglu_forward": ("aa", True), "swiglu_backward": ("aaa", True),
     "tile_softmax_forward": ("amlsa", True), "tile_softmax_backward": ("amlaaa", True),
@@ -296,6 +299,17 @@ def gelu_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
     """g·dGELU/dx, recomputed from x."""
     return _elementwise("gelu_backward", "gelu", variant, [np.asarray(g, x.dtype), x],
                         (GELU_C, GELU_C * 0.044715, 0.5))
+
+
+def gelu_erf_forward(x: np.ndarray, variant=None) -> np.ndarray:
+    """The exact GELU: ½x(1 + erf(x/√2))."""
+    return _elementwise("gelu_erf_forward", "gelu_erf", variant, [x], (SQRT_HALF, 0.5))
+
+
+def gelu_erf_backward(g: np.ndarray, x: np.ndarray, variant=None) -> np.ndarray:
+    """g·(Φ(x) + x·φ(x)), recomputed from x."""
+    return _elementwise("gelu_erf_backward", "gelu_erf", variant, [np.asarray(g, x.dtype), x],
+                        (SQRT_HALF, 0.5, INV_SQRT_2PI))
 
 
 def silu_forward(x: np.ndarray, variant=None) -> np.ndarray:

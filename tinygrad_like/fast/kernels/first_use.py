@@ -62,6 +62,7 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     probs, _ = arrays.cross_entropy_forward(x, t, 0.1, variant("cross_entropy"))
     arrays.cross_entropy_backward(probs, t, 0.1, 1.0, variant("cross_entropy"))
     arrays.gelu_backward(x, arrays.gelu_forward(x, variant("gelu")), variant("gelu"))
+    arrays.gelu_erf_backward(x, arrays.gelu_erf_forward(x, variant("gelu_erf")), variant("gelu_erf"))
     arrays.silu_backward(x, arrays.silu_forward(x, variant("silu")), variant("silu"))
     packed = np.linspace(-1, 1, 8, dtype=dtype).reshape(2, 4)                 # [gate | up], two of each
     arrays.swiglu_backward(arrays.swiglu_forward(packed, variant("swiglu")), packed, variant("swiglu"))

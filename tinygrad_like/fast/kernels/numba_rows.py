@@ -215,6 +215,22 @@ def gelu_backward(g, x, c, c3, half, dx, lo, hi):
 
 
 @kernel
+def gelu_erf_forward(x, r, half, y, lo, hi):
+    """y = ½x(1 + erf(x·r)), r = 1/√2: the exact GELU."""
+    for i in range(lo, hi):
+        v = x[i]
+        y[i] = half * v * (1 + math.erf(v * r))
+
+
+@kernel
+def gelu_erf_backward(g, x, r, half, c, dx, lo, hi):
+    """dx = g·(½(1 + erf(x·r)) + x·c·e^(−x²/2)), r = 1/√2, c = 1/√(2π)."""
+    for i in range(lo, hi):
+        v = x[i]
+        dx[i] = g[i] * (half * (1 + math.erf(v * r)) + v * c * math.exp(-half * v * v))
+
+
+@kernel
 def silu_forward(x, y, lo, hi):
     """y = x·σ(x)."""
     for i in range(lo, hi):

@@ -1,6 +1,6 @@
-/* The one-pass kernels in C, for the ops whose cost is exp or tanh: the compiler turns each loop
+/* The one-pass kernels in C, for the ops whose cost is exp, tanh or erf: the compiler turns each loop
  * over a row into vector code calling glibc's vector math library (libmvec), as fast as numpy's
- * own vectorised exp and tanh, where numba calls the scalar ones (softmax's exp: exp.h, see below).
+ * own vectorised exp and tanh (and the erf numpy lacks), where numba calls the scalar ones (softmax's exp: exp.h, see below).
  *
  * The same formulas as numba_rows.py, on rows lo..hi of C-contiguous (rows, n) arrays or elements
  * lo..hi of flat ones; each function twice, for float (_f32) and double (_f64), from one macro.
@@ -21,6 +21,10 @@ float tanhf(float);
 #pragma omp declare simd notinbranch
 double tanh(double);
 #pragma omp declare simd notinbranch
+float erff(float);
+#pragma omp declare simd notinbranch
+double erf(double);
+#pragma omp declare simd notinbranch
 float logf(float);
 #pragma omp declare simd notinbranch
 double log(double);
@@ -29,7 +33,7 @@ double log(double);
  * written by hand: masked_fill, then softmax), on which glibc's goes lane by lane; on finite inputs
  * glibc's is the faster, so the other kernels keep it (benchmarks/bench_kernels.py: the softmax,
  * masked_softmax and silu rows). */
-#define KERNELS(T, S, EXP, MASKED_EXP, TANH, LOG)                                                      \
+#define KERNELS(T, S, EXP, MASKED_EXP, TANH, ERF, LOG)                                                    \
 /* y = exp(x − max) · (1 / Σ exp(x − max)) along each row */                                           \
 void softmax_forward_##S(const T *x, T *y, long n, long lo, long hi) {                                 \
     for (long r = lo; r < hi; r++) {                                                                   \
@@ -105,6 +109,16 @@ void gelu_backward_##S(const T *g, const T *x, T c, T c3, T half, T *dx, long lo
         T v = x[i], v2 = v * v, t = TANH(v * (c + c3 * v2));                                           \
         dx[i] = g[i] * ((1 + t) * (half + half * v * (1 - t) * (c + 3 * c3 * v2))); }              \
 }                                                                                                      \
+/* y = ½x(1 + erf(x·r)), r = 1/√2: the exact GELU */                                                 \
+void gelu_erf_forward_##S(const T *x, T r, T half, T *y, long lo, long hi) {                          \
+    _Pragma("omp simd") for (long i = lo; i < hi; i++) {                                               \
+        T v = x[i]; y[i] = half * v * (1 + ERF(v * r)); }                                              \
+}                                                                                                      \
+/* dx = g·(½(1 + erf(x·r)) + x·c·e^(−x²/2)), c = 1/√(2π) */                                            \
+void gelu_erf_backward_##S(const T *g, const T *x, T r, T half, T c, T *dx, long lo, long hi) {       \
+    _Pragma("omp simd") for (long i = lo; i < hi; i++) {                                               \
+        T v = x[i]; dx[i] = g[i] * (half * (1 + ERF(v * r)) + v * c * EXP(-half * v * v)); }           \
+}                                                                                                      \
 /* y = x·σ(x) */                                                                                       \
 void silu_forward_##S(const T *x, T *y, long lo, long hi) {                                            \
     _Pragma("omp simd") for (long i = lo; i < hi; i++) y[i] = x[i] / (1 + EXP(-x[i]));                 \
@@ -132,5 +146,5 @@ void swiglu_backward_##S(const T *g, const T *x, T *dx, long n, long lo, long hi
     }                                                                                                  \
 }
 
-KERNELS(float, f32, expf, exp_f32, tanhf, logf)
-KERNELS(double, f64, exp, exp_f64, tanh, log)
+KERNELS(float, f32, expf, exp_f32, tanhf, erff, logf)
+KERNELS(double, f64, exp, exp_f64, tanh, erf, log)

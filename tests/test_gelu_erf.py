@@ -1,0 +1,163 @@
+"""The exact GELU x·Φ(x) = ½x(1 + erf(x/√2)) (PyTorch's default): its fused op (fast/fused.py, GeluErf)
+equals the composite (composites.gelu_erf) to 1e-12 in float64, values, gradients and second derivatives,
+whole and in cache-sized pieces, and passes gradcheck and gradgradcheck; its float32 numpy body (Φ from
+fast/normal_cdf.py) and its kernels (numba, C) are within float32 rounding of a float64 formula written
+with math.erf; F.gelu and nn.GELU run it.
+
+Kept apart from tests/test_fused.py and tests/test_kernels.py, whose module-level random streams the
+tests there share: adding cases to their tables would hand every later test there other inputs.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import tinygrad_like.functional as F
+from nn.activations import GELU
+from test_fused import check_fused_equals_composed
+from tinygrad_like import Tensor, composed, grad, gradcheck, gradgradcheck
+from tinygrad_like.fast.normal_cdf import CLAMP, COEFFICIENTS, fit, normal_cdf
+
+rng = np.random.default_rng(28)
+erf = np.vectorize(math.erf)                               # the C library's erf, one number at a time
+
+
+def exact(x):
+    return x.gelu(approximate="none")
+
+
+def gelu_erf_float64(x):
+    return 0.5 * x * (1 + erf(x / np.sqrt(2)))
+
+
+def gelu_erf_slope_float64(x):                             # Φ(x) + x·φ(x)
+    return 0.5 * (1 + erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (2, 3, 5)])
+def test_fused_equals_composite(shape):
+    check_fused_equals_composed(exact, [shape], name="exact gelu")
+
+
+def test_fused_in_pieces_equals_composite(monkeypatch):
+    from tinygrad_like.fast import fused
+    monkeypatch.setattr(fused, "PIECE", 30)                # pieces of 30 elements, the last one short
+    check_fused_equals_composed(exact, [(3, 5, 7)], name="exact gelu")
+
+
+def test_gradcheck_and_gradgradcheck_float64():
+    x = Tensor(rng.standard_normal((3, 5)) * 2, dtype=np.float64, requires_grad=True)
+    assert gradcheck(exact, x)
+    assert gradgradcheck(exact, x)
+    with composed():
+        assert gradcheck(exact, x)
+    assert gradcheck(F.gelu, x)                            # the default of F.gelu, PyTorch's
+
+
+def test_one_node_fused_many_composed():
+    x = Tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    assert type(exact(x)._ctx).__name__ == "GeluErf"
+    assert type(F.gelu(x)._ctx).__name__ == "GeluErf"
+    assert type(GELU()(x)._ctx).__name__ == "GeluErf"
+    assert type(F.gelu(x, approximate="tanh")._ctx).__name__ == "Gelu"
+    with composed():
+        assert type(exact(x)._ctx).__name__ != "GeluErf"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernels", ["off", "on"])
+def test_values_and_gradient_against_math_erf(dtype, kernels, monkeypatch):
+    """(64, 3, 700) entries (several pieces and a rest), x up to ±12 and the extremes: the forward and
+    g·slope within rounding of the math.erf formula: 4 epsilons of the dtype times |x| (½x(1 + erf) loses
+    the low bits of 1 + erf for negative x, in the formula as in ours) and times |g|·max(|x|, 1)."""
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", kernels)
+    x64 = rng.standard_normal((64, 3, 700)) * 3
+    x64[0, 0, :8] = [0.0, -0.0, 12.0, -12.0, 6.0, -6.0, 1e4, -1e4]
+    x = Tensor(x64.astype(dtype), requires_grad=True)
+    g = rng.standard_normal(x64.shape).astype(dtype)
+    y = exact(x)
+    y.backward(g)
+    xd = x.numpy().astype(np.float64)
+    want_y, want_dx = gelu_erf_float64(xd), g * gelu_erf_slope_float64(xd)
+    assert y.dtype == dtype and x.grad.dtype == dtype
+    eps = np.finfo(dtype).eps
+    assert (np.abs(y.numpy() - want_y) <= 4 * eps * np.abs(xd)).all()
+    assert (np.abs(x.grad.numpy() - want_dx) <= 4 * eps * np.abs(g) * np.maximum(np.abs(xd), 1)).all()
+
+
+def test_float32_body_agrees_with_the_kernels(monkeypatch):
+    pytest.importorskip("numba", reason="the kernels are the fast extra's (numba)")
+    from tinygrad_like.fast.kernels import arrays as K
+    from tinygrad_like.fast.kernels import c_build
+    x = (rng.standard_normal(50_000) * 3).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    from tinygrad_like.fast.fused import gelu_erf_backward, gelu_erf_forward
+    body = gelu_erf_forward(x), gelu_erf_backward(g, x)
+    eps = np.finfo(np.float32).eps
+    for variant in ("numba", "c") if c_build.library() is not None else ("numba",):
+        y, dx = K.gelu_erf_forward(x, variant), K.gelu_erf_backward(g, x, variant)
+        assert (np.abs(y - body[0]) <= 4 * eps * np.abs(x)).all(), variant
+        assert (np.abs(dx - body[1]) <= 4 * eps * np.abs(g) * np.maximum(np.abs(x), 1)).all(), variant
+
+
+@pytest.mark.parametrize("variant", ["numba", "c"])
+def test_kernels_equal_the_composite_float64(variant, monkeypatch):
+    pytest.importorskip("numba", reason="the kernels are the fast extra's (numba)")
+    from tinygrad_like.fast.kernels import arrays as K
+    from tinygrad_like.fast.kernels import c_build
+    if variant == "c" and c_build.library() is None:
+        pytest.skip(f"no C kernels here: {c_build.reason()}")
+    x = rng.standard_normal((4, 6, 37)) * 3
+    g = rng.standard_normal(x.shape)
+    xt = Tensor(x, requires_grad=True)
+    with composed():
+        y = exact(xt)
+        (dx,) = grad((y * Tensor(g)).sum(), [xt])
+    np.testing.assert_allclose(K.gelu_erf_forward(x, variant), y.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(K.gelu_erf_backward(g, x, variant), dx.numpy(), rtol=0, atol=1e-12)
+
+
+def test_the_fused_op_runs_its_kernels_or_keeps_phi(monkeypatch):
+    """With the kernels on, forward and backward each call the kernel once and nothing is kept; with them
+    off, the numpy body keeps Φ(x) from forward, and backward's result is the one that makes Φ again."""
+    pytest.importorskip("numba", reason="the kernels are the fast extra's (numba)")
+    from test_kernels import count_kernel_calls
+    from tinygrad_like.fast.fused import gelu_erf_backward
+    calls = count_kernel_calls(monkeypatch)
+    x = Tensor(rng.standard_normal((8, 600)).astype(np.float32), requires_grad=True)
+    g = rng.standard_normal((8, 600)).astype(np.float32)
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "on")
+    y = exact(x)
+    assert y._ctx.cdf is None
+    y.backward(g)
+    assert calls == {"gelu_erf_forward": 1, "gelu_erf_backward": 1}
+    calls.clear()
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    x.grad = None
+    y = exact(x)
+    np.testing.assert_array_equal(y._ctx.cdf, normal_cdf(x.numpy()))           # Φ(x), kept
+    y.backward(g)
+    assert calls == {}
+    np.testing.assert_array_equal(x.grad.numpy(), gelu_erf_backward(g, x.numpy()))
+
+
+# ---------------------------------------------------------------- Φ in float32 (fast/normal_cdf.py)
+
+def test_fit_gives_the_coefficients_again():
+    np.testing.assert_allclose(fit()[::-1], COEFFICIENTS, rtol=1e-6)
+
+
+def test_normal_cdf_within_1e7_of_math_erfc_and_exact_past_six():
+    """|Φ − ½erfc(−x/√2)| ≤ 1e-7 (under two float32 ulps of Φ where Φ > 1/2) over [−12, 12], ±inf,
+    ±0, NaN and ±1e30, without an overflow or invalid on the way; 0 and 1 exactly beyond ±6."""
+    x = np.concatenate([np.linspace(-12, 12, 1_000_001, dtype=np.float32),
+                        np.float32([np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 3e38, -3e38])])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        phi = normal_cdf(x)
+        assert np.isnan(normal_cdf(np.float32([np.nan]))).all()
+    assert phi.dtype == np.float32
+    want = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    assert np.abs(phi - want).max() <= 1e-7
+    beyond = np.abs(x) >= CLAMP
+    assert (phi[beyond] == (x[beyond] > 0)).all()
+    assert ((np.diff(phi[:1_000_001]) >= 0)).all()                     # never decreasing
