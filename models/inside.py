@@ -122,8 +122,9 @@ def _attach(point: Point, name: str, fn: Callable):
 def _cache_pattern(attn, name: str, cache: dict):
     """A hook on c_attn computing the pattern on the side (the model's own attention stays fused)."""
     def hook(module, args, qkv):
-        q, k, _ = attn.split_heads(qkv)                              # (B, nh, T, hs), (B, nkv, T, hs)
-        cache[name] = attn.weights(q, attn.repeat_kv(k)).numpy().copy()
+        _, weights = qkv.multihead_attention(attn.n_head, attn.n_kv_head, is_causal=attn.causal, return_weights=True,
+                                             prepare=attn.prepare())                # (B, nh, T, T)
+        cache[name] = weights.numpy().copy()
     return attn.c_attn.register_forward_hook(hook)
 
 

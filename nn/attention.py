@@ -8,9 +8,10 @@ Grouped-query attention (GQA): only n_kv_head key/value heads are computed and c
 reads KV head h // (n_head // n_kv_head). With n_kv_head = n_head this is plain multi-head
 attention, with n_kv_head = 1 it is multi-query attention. The KV cache shrinks by n_head / n_kv_head.
 
-Without RoPE, a KV cache, attention dropout or weights to return, everything between c_attn and
-c_proj is the engine's `Tensor.multihead_attention` (one fused op on the fast path; split, sdpa and
-join inside `with composed():`); otherwise the heads are split here and attended with the engine's sdpa.
+Everything between c_attn and c_proj is one call of the engine's `Tensor.multihead_attention`: the
+engine's head split, then RoPE and the KV cache on the split heads (`prepare`), then its sdpa (hooks on
+`self.pattern` read or replace the weights; dropout on them in training), then the heads joined. The
+dispatch runs it as one fused op, or composed when RoPE, a cache, dropout, hooks or weights ask for it.
 
 Names follow nanoGPT (`c_attn`, `c_proj`, B, T, C, nh, hs), so GPT-2 weights load by name.
 References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et al. 2023, GQA
@@ -18,14 +19,11 @@ References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et a
 """
 from __future__ import annotations
 
-import math
-
 from nn.kv_cache import KVCache
 from nn.linear import Linear
 from nn.module import HookPoint, Module
 from nn.rope import RoPE
 from tinygrad_like import Tensor
-from tinygrad_like.composites import causal_mask, split_heads
 
 
 class Attention(Module):
@@ -64,63 +62,32 @@ class Attention(Module):
         the cached tokens. The weights are the softmax before attention dropout (each row sums to 1)."""
         if x.ndim != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"Attention: input of shape {x.shape}, expected (B, T, {self.dim})")
-        B, T, C = x.shape
-        nh, nkv = self.n_head, self.n_kv_head
         qkv = self.c_attn(x)                                          # (B, T, (nh + 2·nkv)·hs)
-        written_out = self.pattern.hooked or (self.training and self.dropout > 0)
-        if self.rope is None and kv_cache is None and not return_weights and not written_out:
-            # the common case: the engine's multi-head attention
-            return self.c_proj(qkv.multihead_attention(nh, nkv, is_causal=self.causal))
-        q, k, v = self.split_heads(qkv, start=kv_cache.length if kv_cache is not None else 0)
-        if kv_cache is not None:
-            k, v = kv_cache.append(k, v)                              # (B, nkv, T_k, hs)
-        k, v = self.repeat_kv(k), self.repeat_kv(v)                   # (B, nh, T_k, hs)
-
-        if written_out:
-            y, att = self._attend_written_out(q, k, v)
-        elif return_weights:
-            y, att = q.scaled_dot_product_attention(k, v, is_causal=self.causal, return_weights=True)
-        else:  # with rope or a KV cache: the engine's fused sdpa op on the heads
-            y = q.scaled_dot_product_attention(k, v, is_causal=self.causal)
-        y = y.transpose(1, 2).reshape(B, T, C)                        # (B, T, C): heads side by side
+        y = qkv.multihead_attention(self.n_head, self.n_kv_head, is_causal=self.causal,
+                                    dropout_p=self.dropout if self.training else 0.0,
+                                    weights_hook=self.pattern if self.pattern.hooked else None,
+                                    return_weights=return_weights, prepare=self.prepare(kv_cache))
+        y, att = y if return_weights else (y, None)                   # (B, T, C): heads side by side
         y = self.c_proj(y)
         return (y, att) if return_weights else y
 
-    def split_heads(self, qkv: Tensor, start: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-        """c_attn's output (B, T, (nh + 2·nkv)·hs) -> q (B, nh, T, hs), k and v (B, nkv, T, hs): the engine's
-        split (composites.split_heads), heads ungrouped; with RoPE, q and k rotated to the positions start, ..."""
-        B, T, _ = qkv.shape
-        nh, nkv, hs = self.n_head, self.n_kv_head, self.head_dim
-        q, k, v = split_heads(qkv, nh, nkv)                           # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
-        q, k, v = q.reshape(B, nh, T, hs), k.reshape(B, nkv, T, hs), v.reshape(B, nkv, T, hs)
-        if self.rope is not None:
-            q, k = self.rope(q, start), self.rope(k, start)
-        return q, k, v
+    def prepare(self, kv_cache: KVCache | None = None):
+        """What changes the split heads before attention, or None: RoPE rotates q (B, nkv, nh/nkv, T, hs) and
+        k (B, nkv, 1, T, hs) to the positions after the cached ones; the cache appends k and v and gives
+        back all keys and values so far, (B, nkv, 1, T_k, hs)."""
+        if self.rope is None and kv_cache is None:
+            return None
 
-    def repeat_kv(self, x: Tensor) -> Tensor:
-        """(B, nkv, T, hs) -> (B, nh, T, hs): each KV head repeated n_head // n_kv_head times in a row, so
-        that query head h meets KV head h // (nh // nkv) (Tensor.repeat_interleave: an expand, whose backward
-        sums the copies' gradients; the engine's sdpa repeats the same way)."""
-        n_rep = self.n_head // self.n_kv_head
-        return x if n_rep == 1 else x.repeat_interleave(n_rep, dim=1)
-
-    def weights(self, q: Tensor, k: Tensor) -> Tensor:
-        """softmax(q kᵀ / √hs + causal mask): q (B, nh, T, hs), k (B, nh, T_k, hs) -> (B, nh, T, T_k),
-        the attention pattern written out (the fused paths never build it whole)."""
-        T, Tk = q.shape[-2], k.shape[-2]
-        att = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_dim))   # (B, nh, T, T_k)
-        if self.causal:  # lower triangle aligned to the end, as the cached keys come first
-            att = att.masked_fill(~causal_mask(T, Tk), -math.inf)
-        return att.softmax(-1)
-
-    def _attend_written_out(self, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """The sdpa written out, so that the weights exist whole between softmax and @ v: for dropout
-        on them, and for hooks on `self.pattern`, which may read or replace them."""
-        att = self.weights(q, k)                                           # (B, nh, T, T_k)
-        if self.pattern.hooked:
-            att = self.pattern(att)                                        # (B, nh, T, T_k)
-        dropped = att.dropout(self.dropout, training=True) if self.training and self.dropout > 0 else att
-        return dropped @ v, att                                            # (B, nh, T, hs)
+        def rotate_and_cache(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            if self.rope is not None:
+                start = kv_cache.length if kv_cache is not None else 0
+                q, k = self.rope(q, start), self.rope(k, start)
+            if kv_cache is not None:
+                B, nkv, _, T, hs = k.shape
+                k, v = kv_cache.append(k.reshape(B, nkv, T, hs), v.reshape(B, nkv, T, hs))   # (B, nkv, T_k, hs)
+                k, v = k.reshape(B, nkv, 1, -1, hs), v.reshape(B, nkv, 1, -1, hs)
+            return q, k, v
+        return rotate_and_cache
 
     def extra_repr(self) -> str:
         return (f"dim={self.dim}, n_head={self.n_head}, n_kv_head={self.n_kv_head}, causal={self.causal}, "

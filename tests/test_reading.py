@@ -58,11 +58,13 @@ def test_the_model_file_is_the_model():
 
 
 def test_one_attention_one_mask_one_head_split_one_kv_repeat():
-    """nn/attention.py stays short and takes the engine's causal mask and head split; the fast path's
-    additive mask is made from the same causal_mask; nothing else repeats key/value heads by hand."""
+    """nn/attention.py stays short: one call of the engine's multihead_attention (its head split, causal mask
+    and softmax, none written here); the fast path's additive mask is made from the same causal_mask;
+    nothing else repeats key/value heads by hand."""
     attention = (ROOT / "nn" / "attention.py").read_text()
     assert len(attention.splitlines()) <= 130
-    assert "causal_mask(" in attention and "split_heads(qkv, nh, nkv)" in attention
+    assert attention.count("multihead_attention(") == 1 and "causal_mask(" not in attention
+    assert "split_heads(" not in attention and ".softmax(" not in attention and "repeat_interleave(" not in attention
     for path in list((ROOT / "nn").rglob("*.py")) + list((ROOT / "models").rglob("*.py")) + \
             list((ROOT / "tinygrad_like").rglob("*.py")):
         text = path.read_text()

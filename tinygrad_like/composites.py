@@ -141,23 +141,38 @@ def cross_entropy(logits: Tensor, rows: np.ndarray, targets: np.ndarray, reducti
 
 @composite("attention")
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False,
-              return_weights: bool = False):
-    """softmax(Q Kᵀ / √d + mask) V on (..., T, d); mask boolean (True: may attend) or added to the scores."""
+              return_weights: bool = False, dropout_p: float = 0.0, weights_hook=None):
+    """softmax(Q Kᵀ / √d + mask) V on (..., T, d); mask boolean (True: may attend) or added to the scores.
+    weights_hook(weights) may read or replace the weights before dropout (p = dropout_p) and @ V;
+    the weights returned are the hook's, before dropout."""
     scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]))  # (..., Tq, Tk)
     if is_causal:
         scores = scores.masked_fill(type(q)(~causal_mask(q.shape[-2], k.shape[-2])), -math.inf)
     if mask is not None:
         scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == bool else scores + mask
     weights = attention_softmax(scores)
-    out = weights @ v
+    if weights_hook is not None:
+        weights = weights_hook(weights)
+    out = (weights.dropout(dropout_p) if dropout_p else weights) @ v
     return (out, weights) if return_weights else out
 
 
 @composite("multihead_attention")
-def multihead_attention(qkv: Tensor, n_head: int, n_kv_head: int, is_causal: bool = False) -> Tensor:
-    """qkv (B, T, (nh + 2·nkv)·hs) split into heads, each attended, joined back: (B, T, nh·hs)."""
+def multihead_attention(qkv: Tensor, n_head: int, n_kv_head: int, is_causal: bool = False, dropout_p: float = 0.0,
+                        weights_hook=None, return_weights: bool = False, prepare=None):
+    """qkv (B, T, (nh + 2·nkv)·hs) split into heads, each attended, joined back: (B, T, nh·hs); with
+    return_weights also the weights (B, nh, T, T_k). prepare(q, k, v) -> (q, k, v) may change the split
+    heads first (RoPE, a KV cache); weights_hook sees and returns the weights as (B, nh, T, T_k)."""
     q, k, v = split_heads(qkv, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
-    return join_heads(q.scaled_dot_product_attention(k, v, is_causal=is_causal))
+    if prepare is not None:
+        q, k, v = prepare(q, k, v)                          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T_k, hs)
+    B, T, Tk = qkv.shape[0], q.shape[-2], k.shape[-2]
+    hook = None if weights_hook is None else lambda w: weights_hook(w.reshape(B, n_head, T, Tk)).reshape(w.shape)
+    out = q.scaled_dot_product_attention(k, v, is_causal=is_causal, return_weights=return_weights,
+                                         dropout_p=dropout_p, weights_hook=hook)
+    if not return_weights:
+        return join_heads(out)
+    return join_heads(out[0]), out[1].reshape(B, n_head, T, Tk)
 
 
 def attention_softmax(scores: Tensor) -> Tensor:
@@ -335,7 +350,7 @@ class CompositeMixin:
         return self * self._result(_random.dropout_noise(self.shape, p, self.dtype), None)
 
     def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False, return_weights=False,
-                                     enable_gqa=False):
+                                     enable_gqa=False, dropout_p=0.0, weights_hook=None):
         """softmax(Q Kᵀ / √d + mask) V on (..., T, d) tensors; self is the query. A query that the mask
         lets see no key at all (a padded position) gets output 0 and gradient 0, as in PyTorch.
 
@@ -345,7 +360,12 @@ class CompositeMixin:
         weights (..., Tq, Tk) too with return_weights=True. enable_gqa: query (..., Hq, Tq, d) may have
         more heads than key and value (..., Hkv, Tk, d), Hq a multiple of Hkv; query head h reads key/value
         head h // (Hq / Hkv), as PyTorch's (each key/value head repeated, repeat_interleave).
+        dropout_p: each weight zeroed with that probability, the rest scaled by 1/(1 - p), whatever the
+        mode (pass 0 when not training). weights_hook(weights) -> weights: reads or replaces the weights
+        before dropout and @ V. Dropout, a hook or the weights asked for run the composite.
         """
+        if not 0 <= dropout_p < 1:
+            raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
         q, k, v = self, key, value
         if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
             if k.shape[-3] != v.shape[-3] or q.shape[-3] % k.shape[-3]:
@@ -361,19 +381,25 @@ class CompositeMixin:
             raise ShapeError(f"scaled_dot_product_attention: query {q.shape}, key {k.shape} and value {v.shape} "
                              "do not fit (need (..., Tq, d), (..., Tk, d), (..., Tk, dv))")
         mask = None if attn_mask is None else attn_mask if isinstance(attn_mask, type(self)) else type(self)(attn_mask)
-        return run("attention", q, k, v, mask, is_causal, return_weights)
+        return run("attention", q, k, v, mask, is_causal, return_weights, dropout_p, weights_hook)
 
-    def multihead_attention(self, n_head: int, n_kv_head: int | None = None, is_causal: bool = False):
+    def multihead_attention(self, n_head: int, n_kv_head: int | None = None, is_causal: bool = False,
+                            dropout_p: float = 0.0, weights_hook=None, return_weights: bool = False, prepare=None):
         """Self-attention with n_head query heads and n_kv_head key/value heads (None: n_head) read from
         the packed projection self = (B, T, (nh + 2·nkv)·hs): each token's query heads, then its key
-        heads, then its value heads. Returns (B, T, nh·hs), the heads' outputs side by side. Query head
-        h reads KV head h // (nh / nkv). Composed: split, sdpa, join; on the fast path one fused op."""
+        heads, then its value heads. Returns (B, T, nh·hs), the heads' outputs side by side, and with
+        return_weights the weights (B, nh, T, T_k) too. Query head h reads KV head h // (nh / nkv).
+        prepare(q, k, v) -> (q, k, v) changes the split heads (q (B, nkv, nh/nkv, T, hs), k and v
+        (B, nkv, 1, T, hs)) before attention: RoPE, a KV cache. dropout_p and weights_hook (seeing the
+        weights (B, nh, T, T_k)) as in scaled_dot_product_attention. Composed: split, sdpa, join; on the
+        fast path one fused op, unless prepare, dropout, a hook or the weights ask for the composite."""
         n_kv_head = n_head if n_kv_head is None else n_kv_head
         n_packed = n_head + 2 * n_kv_head
         if self.ndim != 3 or n_head < 1 or n_kv_head < 1 or n_head % n_kv_head or self.shape[-1] % n_packed:
             raise ValueError(f"multihead_attention: input {self.shape} with n_head={n_head}, n_kv_head={n_kv_head} "
                              f"(need (B, T, (n_head + 2·n_kv_head)·hs) with n_head divisible by n_kv_head)")
-        return run("multihead_attention", self, n_head, n_kv_head, is_causal)
+        return run("multihead_attention", self, n_head, n_kv_head, is_causal, dropout_p, weights_hook, return_weights,
+                   prepare)
 
 
 def reduced(loss, reduction: str, op: str):

@@ -852,12 +852,13 @@ class Attention(Fused):
     composite = "attention"
 
     @staticmethod
-    def accepts(q, k, v, mask=None, is_causal=False, return_weights=False) -> bool:
-        """Not for the weights, nor for a mask that wants a gradient."""
-        return not return_weights and (mask is None or not mask.requires_grad)
+    def accepts(q, k, v, mask=None, is_causal=False, return_weights=False, dropout_p=0.0, weights_hook=None) -> bool:
+        """Not for the weights, dropout or a hook on them, nor for a mask that wants a gradient."""
+        no_weights = not return_weights and not dropout_p and weights_hook is None
+        return no_weights and (mask is None or not mask.requires_grad)
 
     @staticmethod
-    def from_composite(q, k, v, mask=None, is_causal=False, return_weights=False):
+    def from_composite(q, k, v, mask=None, is_causal=False, return_weights=False, dropout_p=0.0, weights_hook=None):
         return Attention.apply(q, k, v, mask=additive_mask(q, k, mask, is_causal))
 
     @staticmethod
@@ -938,7 +939,14 @@ class MultiHeadAttention(Fused):
     composite = "multihead_attention"
 
     @staticmethod
-    def from_composite(qkv, n_head, n_kv_head, is_causal=False):
+    def accepts(qkv, n_head, n_kv_head, is_causal=False, dropout_p=0.0, weights_hook=None, return_weights=False,
+                prepare=None) -> bool:
+        """Not for the weights, dropout or a hook on them, nor heads changed by `prepare` (RoPE, a KV cache)."""
+        return not return_weights and not dropout_p and weights_hook is None and prepare is None
+
+    @staticmethod
+    def from_composite(qkv, n_head, n_kv_head, is_causal=False, dropout_p=0.0, weights_hook=None,
+                       return_weights=False, prepare=None):
         return MultiHeadAttention.apply(qkv, n_head=n_head, n_kv_head=n_kv_head, causal=is_causal)
 
 
