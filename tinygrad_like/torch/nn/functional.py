@@ -125,20 +125,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
     dropout_p > 0 drops attention weights as PyTorch does (each weight zeroed with probability dropout_p,
     the rest scaled by 1/(1 - dropout_p)), whatever the module's mode: callers pass
-    `dropout_p=self.dropout if self.training else 0`, as nanoGPT does. With dropout the engine's composite
-    gives the weights (return_weights=True) and the dropped weights multiply V; without, its fused path runs.
+    `dropout_p=self.dropout if self.training else 0`, as nanoGPT does. The engine's attention drops them
+    (its composite; without dropout, its fused path runs).
     """
-    if not 0 <= dropout_p < 1:
-        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
     if scale is not None:  # the engine scales by 1/√d; fold the requested scale into the query
         query = query * (scale * math.sqrt(query.shape[-1]))
-    options = dict(attn_mask=attn_mask, is_causal=is_causal, **({"enable_gqa": True} if enable_gqa else {}))
-    if dropout_p == 0:
-        return query.scaled_dot_product_attention(key, value, **options)
-    _, weights = query.scaled_dot_product_attention(key, value, return_weights=True, **options)  # (..., Tq, Tk)
-    if weights.shape[-3:-2] != value.shape[-3:-2] and value.ndim >= 3:  # grouped-query: each KV head serves a group
-        value = value.repeat_interleave(weights.shape[-3] // value.shape[-3], dim=-3)
-    return weights.dropout(dropout_p) @ value
+    return query.scaled_dot_product_attention(key, value, attn_mask=attn_mask, is_causal=is_causal,
+                                              dropout_p=dropout_p, enable_gqa=enable_gqa)
 
 
 __getattr__ = module_getattr("torch.nn.functional")
