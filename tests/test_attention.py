@@ -401,3 +401,29 @@ def test_common_case_is_one_engine_op_and_composed_shows_the_parts():
     assert op_names(attn(x)) == {"Linear", "MultiHeadAttention"}
     with composed():
         assert {"Softmax", "MultiHeadAttention", "Linear"}.isdisjoint(op_names(attn(x)))
+
+
+def test_engine_attention_weights_hook_and_weights_asked_for():
+    """The engine's attention options that nn.Attention's one call uses: a weights_hook that replaces the
+    weights by the uniform causal ones makes each output row the mean of the values so far (numpy's
+    cumulative mean); multihead_attention's weights are the softmax written out in numpy, and its output
+    with them asked for equals the fused output without."""
+    rng = np.random.default_rng(0)
+    q, k, v = (Tensor(rng.standard_normal((2, 3, 5, 4))) for _ in range(3))
+    seen = []
+
+    def uniform(w):
+        seen.append(w.numpy())
+        return Tensor(np.tril(np.ones((5, 5))) / np.arange(1, 6)[:, None])
+    out = q.scaled_dot_product_attention(k, v, is_causal=True, weights_hook=uniform).numpy()
+    np.testing.assert_allclose(out, np.cumsum(v.numpy(), -2) / np.arange(1, 6)[:, None], rtol=1e-12)
+    np.testing.assert_allclose(seen[0].sum(-1), 1, rtol=1e-12)
+
+    qkv = Tensor(rng.standard_normal((2, 5, (4 + 2 * 2) * 3)))
+    y, w = qkv.multihead_attention(4, 2, is_causal=True, return_weights=True)
+    a = qkv.numpy().reshape(2, 5, 8, 3).transpose(0, 2, 1, 3)                  # (B, heads, T, hs)
+    scores = a[:, :4] @ np.repeat(a[:, 4:6], 2, axis=1).transpose(0, 1, 3, 2) / np.sqrt(3)
+    scores = np.where(np.tril(np.ones((5, 5), bool)), scores, -np.inf)
+    expected = np.exp(scores - scores.max(-1, keepdims=True))
+    np.testing.assert_allclose(w.numpy(), expected / expected.sum(-1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(y.numpy(), qkv.multihead_attention(4, 2, is_causal=True).numpy(), rtol=1e-10)
