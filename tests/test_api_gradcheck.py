@@ -67,6 +67,8 @@ IDX = np.array([[0, 2, 1], [2, 2, 0]])           # dim 1 of a (2, 3) or (2, 4): 
 IDX0 = np.array([[1, 0, 1, 0], [0, 0, 1, 1]])    # dim 0 of a (2, 4)
 MASK = np.array([[True, False, True], [False, True, True]])
 TARGET01 = np.array([[1.0, 0, 0, 1], [1, 1, 0, 0], [0, 1, 1, 1]])
+SIGNS = np.array([-0.0, 0.0, -2.0])                         # copysign's other operand gets no gradient
+XLOGY_ZEROS = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])   # x = 0 (and y = 0 there): xlogy is 0, its gradient too
 CAUSAL = np.triu(np.ones((4, 4), dtype=bool), k=1)
 
 
@@ -115,6 +117,28 @@ case("hypot", [(2, 3), (3,)], lambda x, y: x.hypot(y), np.hypot)
 case("logaddexp", [(2, 3), (3,)], lambda x, y: x.logaddexp(y), np.logaddexp, kind="distinct")
 case("frac", [(2, 3)], lambda x: (x * 3).frac(), lambda x: x * 3 - np.trunc(x * 3), kind="distinct")
 case("trace", [(3, 4)], lambda x: x.trace(), np.trace)
+case("asinh", [(2, 3)], lambda x: (x * 3).asinh(), lambda x: np.arcsinh(x * 3))
+case("acosh", [(2, 3)], lambda x: (x * x + 1.2).acosh(), lambda x: np.arccosh(x * x + 1.2))
+case("atanh", [(2, 3)], lambda x: (x.tanh() * 0.8).atanh(), lambda x: np.arctanh(np.tanh(x) * 0.8))
+case("hypot", [(2, 3)], lambda x: (x * 1e200).hypot(x * 2e200) * 1e-200, lambda x: np.hypot(x, 2 * x),
+     label="huge")
+case("copysign", [(2, 3)], lambda x: x.copysign(SIGNS), lambda x: np.copysign(x, SIGNS), kind="distinct")
+case("xlogy", [(2, 3), (2, 3)], lambda x, y: x.xlogy(y), lambda x, y: x * np.log(y), kind="pos")
+case("xlogy", [(2, 3), (2, 3)], lambda x, y: (x * XLOGY_ZEROS).xlogy(y * XLOGY_ZEROS),
+     lambda x, y: np.where(XLOGY_ZEROS == 0, 0.0, x * np.log(np.where(XLOGY_ZEROS == 0, 1.0, y))), kind="pos",
+     label="zeros")
+case("logaddexp2", [(2, 3), (3,)], lambda x, y: x.logaddexp2(y), np.logaddexp2, kind="distinct")
+case("logaddexp", [(2, 3)], lambda x: (x * 1e3).logaddexp(x * -1e3), lambda x: np.logaddexp(x * 1e3, x * -1e3),
+     kind="distinct", label="wide")
+case("float_power", [(2, 3), (3,)], lambda x, y: x.float_power(y), np.power, kind="pos")
+case("fmax", [(2, 3), (2, 3)], lambda x, y: x.fmax(y), np.fmax, kind="distinct")
+case("fmin", [(2, 3), (3,)], lambda x, y: x.fmin(y), np.fmin, kind="distinct")
+case("nan_to_num", [(2, 3)], lambda x: x.nan_to_num(), lambda x: x)
+case("ldexp", [(2, 3)], lambda x: x.ldexp(Tensor(np.array([-2, 0, 3]))), lambda x: x * 2.0 ** np.array([-2, 0, 3]))
+case("ldexp", [(2, 3), (3,)], lambda x, e: x.ldexp(e), lambda x, e: x * 2.0 ** e, label="float-exponent")
+case("addcmul", [(2, 3), (3,), (2, 1)], lambda a, b, c: a.addcmul(b, c, value=0.5), lambda a, b, c: a + 0.5 * b * c)
+case("addcdiv", [(2, 3), (3,), (2, 3)], lambda a, b, c: a.addcdiv(b, c, value=-2), lambda a, b, c: a - 2 * b / c,
+     kind="pos")
 case("diff", [(3, 5)], lambda x: x.diff(2, dim=1), lambda x: np.diff(x, 2, axis=1))
 case("mm", [(2, 3), (3, 4)], lambda x, y: x.mm(y), np.matmul)
 case("mv", [(2, 3), (3,)], lambda x, y: x.mv(y), np.matmul)

@@ -1,14 +1,14 @@
 """Elementwise math beyond the core: sin/cos (positional encodings, RoPE), the inverse and hyperbolic
-trigonometric functions, rsqrt, log2/log10/exp2/expm1, erf (exact GELU), a softplus that is stable at
-±1e4, square, pow, clamp/clip, fmod, round/floor/ceil/trunc, lerp, the activations elu, leaky_relu,
-hardtanh and relu6, the tests isnan/isinf/isfinite, the comparisons (<, ==, ..., isclose/allclose) and
-logic (&, |, ^, ~), and integer division (//, %).
+trigonometric functions (and their inverses), hypot, rsqrt, log2/log10/exp2/expm1, erf (exact GELU), a
+softplus that is stable at ±1e4, square, pow, clamp/clip, fmod, round/floor/ceil/trunc, lerp, the
+activations elu, leaky_relu, hardtanh and relu6, the tests isnan/isinf/isfinite, the comparisons (<, ==,
+..., isclose/allclose) and logic (&, |, ^, ~), and integer division (//, %).
 
-sin, cos, erf and log1p are primitives of tinygrad_like/ops.py; asin, acos, atan, atan2, expm1 and fmod
-are primitives of this file (forward and backward side by side, below); the rest are composed from
-primitives, so their gradients (and second derivatives) come for free. Every function keeps the
-input's shape and, for float32 input, float32; integer and bool input gives float32, as in PyTorch.
-Tensor inherits them from `ElementwiseMathMixin`.
+sin, cos, erf and log1p are primitives of tinygrad_like/ops.py; asin, acos, atan, asinh, acosh, atanh,
+atan2, hypot, expm1 and fmod are primitives of this file (forward and backward side by side, below); the
+rest are composed from primitives, so their gradients (and second derivatives) come for free. Every
+function keeps the input's shape and, for float32 input, float32; integer and bool input gives float32,
+as in PyTorch. Tensor inherits them from `ElementwiseMathMixin`.
 """
 from __future__ import annotations
 
@@ -52,6 +52,27 @@ class Atan(Function):
         return grad / (1 + x * x)
 
 
+class Asinh(Function):
+    def forward(self, x): return np.arcsinh(x)
+    def backward(self, grad, out):                                        # d asinh = 1/√(x² + 1)
+        x = self.parents[0]
+        return grad / (x * x + 1).sqrt()
+
+
+class Acosh(Function):
+    def forward(self, x): return np.arccosh(x)
+    def backward(self, grad, out):                                        # d acosh = 1/√(x² − 1)
+        x = self.parents[0]
+        return grad / ((x - 1).sqrt() * (x + 1).sqrt())                   # (x−1)(x+1): exact near x = 1
+
+
+class Atanh(Function):
+    def forward(self, x): return np.arctanh(x)
+    def backward(self, grad, out):                                        # d atanh = 1/(1 − x²)
+        x = self.parents[0]
+        return grad / ((1 - x) * (1 + x))
+
+
 class Expm1(Function):
     """e^x − 1, exact for tiny x, where exp(x) − 1 loses every digit."""
     def forward(self, x): return np.expm1(x)
@@ -66,6 +87,15 @@ class Atan2(Function):
         r2 = x * x + y * y
         return (unbroadcast(grad * x / r2, y.shape) if y.requires_grad else None,
                 unbroadcast(-grad * y / r2, x.shape) if x.requires_grad else None)
+
+
+class Hypot(Function):
+    """√(x² + y²), without overflow or underflow in the squares (numpy's hypot): hypot(1e300, 1e300) is finite."""
+    def forward(self, x, y): return np.hypot(x, y)
+    def backward(self, grad, out):                                        # d hypot = (x dx + y dy) / hypot
+        x, y = self.parents
+        return (unbroadcast(grad * x / out, x.shape) if x.requires_grad else None,
+                unbroadcast(grad * y / out, y.shape) if y.requires_grad else None)
 
 
 class Fmod(Function):
@@ -100,10 +130,20 @@ class ElementwiseMathMixin:
 
     def atan(self) -> Tensor: return Atan.apply(self._floating())
 
+    def asinh(self) -> Tensor: return Asinh.apply(self._floating())
+
+    def acosh(self) -> Tensor: return Acosh.apply(self._floating())
+
+    def atanh(self) -> Tensor: return Atanh.apply(self._floating())
+
     def atan2(self, other) -> Tensor:
         """The angle of the point (x=other, y=self), in (−π, π]: atan2(0, −1) = π. Broadcasts."""
         y, x = self._floats(other)
         return Atan2.apply(y, x)
+
+    def hypot(self, other) -> Tensor:
+        """√(x² + y²), the length of (x, y), exact at every scale. Broadcasts."""
+        return Hypot.apply(*self._floats(other))
 
     def sinh(self) -> Tensor:
         """(e^x − e^−x)/2, written with expm1 so that it stays exact near 0."""

@@ -1,7 +1,7 @@
 """PyTorch's other names for what the engine already does, and the short compositions PyTorch programs
 call by name: comparisons by name (`eq`, `gt`, ...), `neg`, `mm`/`mv`/`bmm`/`outer`, `t`, `view_as`,
 `expand_as`, `swapaxes`, `movedim`, `narrow`, `select`, `unbind`, `tile`, `ravel`, the logical ops,
-`reciprocal`, `tan`, `hypot`, `logaddexp`, `frac`, `trace`, `diff`, `nansum`, ..., and the in-place
+`reciprocal`, `tan`, `logaddexp`, `frac`, `trace`, `diff`, `nansum`, ..., and the in-place
 form `name_` of each elementwise op (`relu_`, `exp_`, `pow_`, ...), which follow the rules of
 inplace.py (written into the array, or recorded on an intermediate of a graph).
 
@@ -58,6 +58,9 @@ class Aliases:
     def arcsin(self) -> Tensor: return self.asin()
     def arctan(self) -> Tensor: return self.atan()
     def arctan2(self, other) -> Tensor: return self.atan2(other)
+    def arccosh(self) -> Tensor: return self.acosh()
+    def arcsinh(self) -> Tensor: return self.asinh()
+    def arctanh(self) -> Tensor: return self.atanh()
     def clip_(self, min=None, max=None) -> Tensor: return self.clamp_(min, max)
 
     def reciprocal(self) -> Tensor: return 1 / self
@@ -70,13 +73,10 @@ class Aliases:
         """sin x / cos x (its derivative, 1 + tan² x, comes from the quotient's)."""
         return self.sin() / self.cos()
 
-    def hypot(self, other) -> Tensor:
-        """√(x² + y²), the length of (x, y)."""
-        return (self * self + other * other).sqrt()
-
     def logaddexp(self, other) -> Tensor:
-        """log(e^x + e^y) = max(x, y) + log1p(e^−|x − y|): never overflows."""
-        return self.maximum(other) + (-(self - other).abs()).exp().log1p()
+        """log(e^x + e^y) = max(x, y) + log1p(e^−|x − y|): never overflows (x = y = ±inf gives ±inf)."""
+        gap = (self == other).where(0.0, -(self - other).abs())
+        return self.maximum(other) + gap.exp().log1p()
 
     def frac(self) -> Tensor:
         """x − trunc(x): the fractional part, with x's sign; derivative 1."""

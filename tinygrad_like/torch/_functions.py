@@ -19,6 +19,22 @@ METHOD_FUNCTIONS = (
     "matmul", "dot", "reshape", "flatten", "unflatten", "transpose", "permute", "squeeze", "unsqueeze", "flip",
     "roll", "chunk", "split", "gather", "scatter", "scatter_add", "index_select", "masked_select", "masked_fill",
     "sort", "topk", "nonzero", "isclose", "allclose", "clone", "detach", "repeat_interleave", "one_hot",
+    # the elementwise family (issue 26), with PyTorch's other spellings and the in-place forms torch has
+    "acos", "asin", "atan", "acosh", "asinh", "atanh", "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh",
+    "atan2", "arctan2", "cosh", "sinh", "tan", "expm1", "log10", "trunc", "fix", "frac", "reciprocal", "neg",
+    "negative", "positive", "absolute", "deg2rad", "rad2deg", "copysign", "signbit", "heaviside", "hypot",
+    "nextafter", "ldexp", "frexp", "float_power", "fmax", "fmin", "fmod", "remainder", "floor_divide", "true_divide",
+    "div", "divide", "mul", "multiply", "add", "sub", "subtract", "xlogy", "logaddexp", "logaddexp2", "gcd", "lcm",
+    "nan_to_num", "addcmul", "addcdiv", "clamp_min", "clamp_max", "eq", "ne", "not_equal", "gt", "ge", "lt", "le",
+    "greater", "greater_equal", "less", "less_equal", "equal", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+    "isreal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "is_floating_point", "is_signed", "is_nonzero",
+    "is_same_size", "adjoint", "detach_", "zero_", "fill_",
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "lcm_", "ldexp_", "log10_",
+    "log1p_", "log2_", "log_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
+    "rsqrt_", "sigmoid_", "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_",
 )
 
 
@@ -33,6 +49,27 @@ def _method_function(name: str):
 
 
 FUNCTIONS = {name: _method_function(name) for name in METHOD_FUNCTIONS if hasattr(Tensor, name)}
+
+
+def rsub(input, other, alpha=1) -> Tensor:
+    """other − alpha·input: sub with the operands swapped."""
+    return _as_tensor(input)._lift(other) - (input if alpha == 1 else input * alpha)
+
+
+def fill(input, value) -> Tensor:
+    """A new tensor of input's shape and dtype holding `value` everywhere (input.fill_, out of place)."""
+    return _as_tensor(input).clone().detach().fill_(value)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Boolean tensor of elements' shape: is each entry among test_elements (a tensor or a number)?"""
+    elements = _as_tensor(elements)
+    test = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return elements._result(np.isin(elements._data, test, assume_unique=assume_unique, invert=invert), None)
+
+
+def _as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value)
 
 
 def _tensors(tensors, op: str) -> list:
@@ -110,4 +147,4 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu, bmm=bmm,
                  einsum=einsum, outer=outer, ger=outer, set_num_threads=set_num_threads,
-                 get_num_threads=get_num_threads, set_printoptions=set_printoptions)
+                 get_num_threads=get_num_threads, set_printoptions=set_printoptions, rsub=rsub, fill=fill, isin=isin)

@@ -74,7 +74,7 @@ CATEGORIES = [
      "PyTorch's storages)"),
     (("torch", "torch.Tensor"),
      r"complex|^cfloat$|^cdouble$|^chalf$|view_as_real|view_as_complex|conj|^angle$|^polar$|^real$|^imag$|"
-     r"^isreal$|resolve_neg|^is_neg$|^sgn",
+     r"resolve_neg|^is_neg$|^sgn",
      "no complex dtypes"),
     (("torch", "torch.Tensor"),
      r"^float8|^float4|^bits|^bit$|^u?int[1-7]$|^uint(16|32|64)$|^bfloat16$|^half$|^float16$",
