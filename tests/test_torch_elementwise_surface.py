@@ -21,7 +21,8 @@ INTS = np.array([-9, -7, -4, -1, 0, 0, 1, 3, 4, 6, 12, 18, 2 ** 40, -(2 ** 40)])
 INTS2 = np.array([6, 3, -6, 5, 0, 7, 1, 9, -8, 4, 8, -12, 2 ** 20, 6])
 SHIFTS = np.array([0, 1, 2, 3, 5, 7, 10, 0, 1, 2, 3, 4, 5, 6])
 
-UNARY = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "acos", "asin", "atan", "cosh", "sinh", "tan",
+UNARY = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "acos", "asin", "atan", "arccos", "arcsin",
+         "arctan", "cosh", "sinh", "tan",
          "expm1", "log10", "trunc", "fix", "frac", "reciprocal", "neg", "negative", "positive", "absolute", "deg2rad",
          "rad2deg", "signbit", "nan_to_num", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
          "logical_not"]
@@ -67,7 +68,7 @@ def both(call, *arrays, **kwargs):
 @pytest.mark.parametrize("name", UNARY)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_unary_function_and_method(name, dtype):
-    x = np.array(UNIT if name in ("acosh", "atanh", "arccosh", "arctanh") else
+    x = np.array(UNIT if name in ("acosh", "atanh", "arccosh", "arctanh", "acos", "asin", "arccos", "arcsin") else
                  EXTREMES if dtype == np.float64 else EXTREMES32, dtype=dtype)
     rtol = 1e-14 if dtype == np.float64 else 2e-7
     same(*both(lambda t, a: getattr(t, name)(a), x), rtol)
@@ -115,6 +116,7 @@ def test_bitwise_not_and_shifts():
     same(*both(lambda t, a: a.bitwise_not(), np.array([True, False])))
     same(*both(lambda t, a, s: t.bitwise_left_shift(a, s), INTS % 1000, SHIFTS))
     same(*both(lambda t, a, s: a.bitwise_right_shift(s), INTS, SHIFTS))
+    same(*both(lambda t, a, s: t.bitwise_right_shift(a, s), INTS, SHIFTS))
     same(*both(lambda t, a: a.bitwise_left_shift(3), INTS.astype(np.int16) % 100))
     with pytest.raises(TypeError, match="bitwise_not: needs integer"):
         facade.tensor([1.5]).bitwise_not()
@@ -149,6 +151,13 @@ def test_in_place_torch_functions():
         ours, theirs = both(lambda t, a, n=name: (getattr(t, n)(a), a), x)
         assert ours[0] is ours[1], name
         same(ours[1], theirs[1], 1e-15)
+    for name in ("acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+                 "atanh_", "log10_", "log2_", "log_", "negative_"):
+        ours, theirs = both(lambda t, a, n=name: (getattr(t, n)(a), a), np.array(UNIT))
+        assert ours[0] is ours[1], name
+        same(ours[1], theirs[1], 1e-15)
+    same(*both(lambda t, a: t.clamp_min(a, 0.1), x))
+    same(*both(lambda t, a: t.clamp_max(a, 0.1), x))
     same(*both(lambda t, a: (t.clamp_(a, -1, 1), a)[1], x))
     same(*both(lambda t, a: (t.clamp_min_(a, 0.1), a)[1], x))
     same(*both(lambda t, a: (t.clamp_max_(a, 0.1), a)[1], x))
@@ -256,3 +265,13 @@ def test_in_place_on_an_intermediate_is_recorded_and_on_a_parameter_refused():
     g.addcmul_(v, v, value=0.5)                                    # v + v²/2: gradient 1 + v
     g.sum().backward()
     np.testing.assert_allclose(v.grad.numpy(), 1 + v.numpy(), rtol=1e-6)
+
+
+def test_every_elementwise_function_of_the_facade_is_called_here():
+    from pathlib import Path
+
+    from tinygrad_like.torch import _functions
+    source = Path(__file__).read_text()
+    for name in _functions.ELEMENTWISE_FUNCTIONS:
+        assert name in _functions.FUNCTIONS, name
+        assert f'"{name}"' in source or f"t.{name}(" in source, name

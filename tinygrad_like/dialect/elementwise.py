@@ -189,15 +189,14 @@ class Elementwise:
     def new(self, *args, **kwargs) -> Tensor:
         """PyTorch's legacy constructor in self's dtype: new(2, 3) or new(torch.Size([2, 3])) an
         uninitialised (here: zero) tensor of that shape, new(data) a tensor of `data`, new() an empty one."""
-        from tinygrad_like.tensor import Tensor
         if kwargs:
             raise TypeError(f"new: takes sizes or data only, got {sorted(kwargs)}; use new_zeros or new_tensor")
         if len(args) == 1 and isinstance(args[0], tuple):          # a torch.Size or a tuple of sizes
             args = args[0]
         if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return Tensor(np.zeros(tuple(int(a) for a in args) or (0,), dtype=self.dtype))
+            return type(self)(np.zeros(tuple(int(a) for a in args) or (0,), dtype=self.dtype))
         if len(args) == 1:
-            return Tensor(np.asarray(_array(args[0]), dtype=self.dtype))
+            return type(self)(np.asarray(_array(args[0]), dtype=self.dtype))
         raise TypeError(f"new: expected sizes or one sequence of data, got {args!r}")
 
     # ---------------------------------------------------------------- in place, by name

@@ -19,7 +19,10 @@ METHOD_FUNCTIONS = (
     "matmul", "dot", "reshape", "flatten", "unflatten", "transpose", "permute", "squeeze", "unsqueeze", "flip",
     "roll", "chunk", "split", "gather", "scatter", "scatter_add", "index_select", "masked_select", "masked_fill",
     "sort", "topk", "nonzero", "isclose", "allclose", "clone", "detach", "repeat_interleave", "one_hot",
-    # the elementwise family (issue 26), with PyTorch's other spellings and the in-place forms torch has
+)
+# the elementwise family (issue 26), with PyTorch's other spellings and the in-place forms torch has, the same way
+# (tests/test_torch_elementwise_surface.py calls each on PyTorch and on the facade)
+ELEMENTWISE_FUNCTIONS = (
     "acos", "asin", "atan", "acosh", "asinh", "atanh", "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh",
     "atan2", "arctan2", "cosh", "sinh", "tan", "expm1", "log10", "trunc", "fix", "frac", "reciprocal", "neg",
     "negative", "positive", "absolute", "deg2rad", "rad2deg", "copysign", "signbit", "heaviside", "hypot",
@@ -35,6 +38,7 @@ METHOD_FUNCTIONS = (
     "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "lcm_", "ldexp_", "log10_",
     "log1p_", "log2_", "log_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_",
+    "rsub", "fill", "isin",
 )
 
 
@@ -48,7 +52,8 @@ def _method_function(name: str):
     return function
 
 
-FUNCTIONS = {name: _method_function(name) for name in METHOD_FUNCTIONS if hasattr(Tensor, name)}
+FUNCTIONS = {name: _method_function(name) for name in METHOD_FUNCTIONS + ELEMENTWISE_FUNCTIONS
+             if hasattr(Tensor, name)}
 
 
 def rsub(input, other, alpha=1) -> Tensor:
