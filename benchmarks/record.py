@@ -23,10 +23,11 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 
-from machine import machine_line
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from machine import machine_line  # noqa: E402
+from tinygrad_like import atomic_file  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -70,17 +71,8 @@ def run_both_clocks(name: str, main, argv: list[str]) -> None:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write `text` to `path` in one step (tinygrad_like/atomic_file.py); return the path."""
+    atomic_file.write_atomic(path, text)
     return path
 
 

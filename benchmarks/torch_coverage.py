@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
-from nn.state import _atomic_write  # noqa: E402
 from tinygrad_like import Tensor  # noqa: E402
+from tinygrad_like.atomic_file import write_atomic  # noqa: E402
 from tinygrad_like.dialect import missing as dialect_missing  # noqa: E402
 from tinygrad_like.torch import _refuse  # noqa: E402
 
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
 
 
 def _write(path: Path, text: str) -> None:
-    _atomic_write(str(path), text.encode())
+    write_atomic(path, text)
 
 
 if __name__ == "__main__":

@@ -17,16 +17,15 @@ moments, step counts and random stream as if training had never stopped.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 
 import numpy as np
 import safetensors.numpy
 
 from tinygrad_like import random as _random
+from tinygrad_like.atomic_file import write_atomic
 
 VERSION = "checkpoint-v1"
 OPTIM = "optim."
@@ -52,7 +51,7 @@ def save(path, model, optimizer=None, step=None, extra=None) -> None:
         metadata["optimizer"] = _json("optimizer", settings)
         tensors.update(buffers)
     metadata["sha256"] = _digest(tensors)
-    _atomic_write(os.fspath(path), safetensors.numpy.save(tensors, metadata=metadata))
+    write_atomic(path, safetensors.numpy.save(tensors, metadata=metadata))
 
 
 def _pack_optimizer(model, optimizer) -> tuple[dict, dict]:
@@ -77,36 +76,6 @@ def _pack_optimizer(model, optimizer) -> tuple[dict, dict]:
             else:
                 scalars.setdefault(pname[i], {})[key] = value
     return {"type": type(optimizer).__name__, "param_groups": groups, "state": scalars}, buffers
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    """Write to a temp file next to `path`, fsync it, then rename over `path` (atomic on POSIX and Windows)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"save: directory {directory} does not exist (for {path})")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write(f, data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable; not possible on every platform
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def _write(f, data: bytes) -> None:
-    """The one place bytes hit the disk (tests replace it to simulate a crash mid-write)."""
-    f.write(data)
 
 
 # ---------------------------------------------------------------- load

@@ -20,6 +20,9 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from tinygrad_like.atomic_file import write_atomic  # noqa: E402
+
 TIMEOUT = 600  # seconds per cell; every notebook as a whole is meant to take under 2 minutes
 
 
@@ -50,18 +53,9 @@ def execute(path, timeout: int = TIMEOUT):
 
 
 def save(nb, path) -> None:
-    """Write the notebook atomically: a temporary file beside it, then a rename."""
+    """Write the notebook atomically (tinygrad_like/atomic_file.py): no reader sees half a notebook."""
     import nbformat
-    path = pathlib.Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp made it owner-only
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, nbformat.writes(nb))
 
 
 def main(argv=None) -> None:

@@ -7,15 +7,15 @@ PyTorch's when PyTorch is not installed.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import sys
-import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(1, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from tinygrad_like.atomic_file import write_atomic  # noqa: E402
 from torch_stream_cases import PROGRAMS, cases, digest, draw_torch, key, run_program  # noqa: E402
 
 PATH = pathlib.Path(__file__).resolve().parent / "torch_streams.json"
@@ -27,11 +27,7 @@ def main() -> None:
     made_by = {"torch_version": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     lines = [f"{json.dumps(name)}: {json.dumps(answer)}" for name, answer in answers.items()]   # one case a line
     text = '{"made_by": ' + json.dumps(made_by) + ',\n"answers": {\n' + ",\n".join(lines) + "\n}}\n"
-    fd, tmp = tempfile.mkstemp(dir=PATH.parent, suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, PATH)
+    write_atomic(PATH, text)
     print(f"{len(answers)} cases from PyTorch {torch.__version__} written to {PATH.name}")
 
 

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 import safetensors.numpy
 
-import nn.state
 from nn import Linear, Module
 from nn.optim import SGD, Adam
 from nn.state import CheckpointError, load, save
-from tinygrad_like import Tensor
+from tinygrad_like import Tensor, atomic_file
 from tinygrad_like import random as tl_random
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,7 +146,7 @@ def test_crash_mid_save_keeps_previous_checkpoint(tmp_path, monkeypatch):
     def crash_halfway(f, data):
         f.write(data[: len(data) // 2])
         raise OSError("disk full (simulated)")
-    monkeypatch.setattr(nn.state, "_write", crash_halfway)
+    monkeypatch.setattr(atomic_file, "_write", crash_halfway)
     with pytest.raises(OSError, match="simulated"):
         save(path, model, opt, step=4)
     assert path.read_bytes() == good

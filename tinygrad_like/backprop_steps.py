@@ -25,6 +25,7 @@ import textwrap
 import numpy as np
 
 from tinygrad_like import dispatch
+from tinygrad_like.atomic_file import write_atomic
 from tinygrad_like.autograd import backprop
 from tinygrad_like.scaffolding import toposort
 from tinygrad_like.tensor import Tensor
@@ -340,8 +341,8 @@ def _page(title: str, frames: list, svg: str | None, initial: dict, nodes: dict)
 
 
 def _write(path: pathlib.Path, text: str) -> pathlib.Path:
-    from tinygrad_like.render import _write_atomic
     if path.suffix != ".html":
         path = path.with_suffix(".html")
-    _write_atomic(path, text.encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
     return path

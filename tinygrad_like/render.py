@@ -6,14 +6,14 @@ Fallback chain, decided in one place (`backend()`):
            wasmtime): svg only, but a plain `pip install` is enough.
   "none" - nothing to draw with: we save the .dot source and warn how to get `dot`.
 """
-import os
 import pathlib
-import secrets
 import shutil
 import subprocess
 import warnings
 
 import graphviz
+
+from tinygrad_like.atomic_file import write_atomic
 
 FORMATS = ("svg", "png", "pdf")
 INSTALL_HINT = ('install Graphviz (`apt-get install graphviz`, `brew install graphviz`) '
@@ -63,16 +63,9 @@ def _run_wasm(source: str) -> bytes:
 
 
 def _write_atomic(path: pathlib.Path, data: bytes) -> None:
-    """Write to a temp file beside `path`, then os.replace: no reader sees half a file."""
+    """Write a picture or its source in one step (atomic_file.py), making its folder when there is none."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "xb") as f:  # "x": fresh file with the usual umask-derived mode
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 def to_svg(graph_or_source) -> str | None:

@@ -21,8 +21,9 @@ import os
 import numpy as np
 import safetensors.numpy
 
-from nn.state import _atomic_write, _read_metadata
+from nn.state import _read_metadata
 from tinygrad_like import Tensor
+from tinygrad_like.atomic_file import write_atomic
 from tinygrad_like.torch import _checkpoint_zip
 
 _KEY = "tinygrad_like.torch"  # the safetensors metadata entry holding the structure
@@ -80,7 +81,7 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_
     else:
         data = _checkpoint_zip.write(obj, _checkpoint_zip.folder_for(f))
     if path is not None:
-        _atomic_write(path, data)
+        write_atomic(path, data)
     else:
         f.write(data)
 
