@@ -16,6 +16,8 @@ for a PyTorch user's habits, attached to the Tensor when `tinygrad_like` is impo
   `unbind`, `narrow`, `tan`, ...), and the in-place `name_` of each elementwise op;
 - elementwise.py: the rest of PyTorch's elementwise methods (`copysign`, `nextafter`, `nan_to_num`, `xlogy`,
   `gcd`, the `bitwise_*` ones, `addcmul`, ...) and the in-place form of each and of the comparisons;
+- products.py: named products (`addmm`, `baddbmm`, `inner`, `kron`, `cross`, `dist`, ...);
+- shapes.py: shape methods beyond the engine's (`tensor_split`, `rot90`, `unfold`, `sum_to_size`, `t_`, ...);
 - missing.py: an attribute PyTorch's Tensor has and ours does not raises `NotInEngine`, naming it.
 
 A new PyTorch Tensor method goes into the file of its kind above, as a method of that file's class;
@@ -25,11 +27,22 @@ changes what a core method does. The methods keep their own module and source li
 """
 from __future__ import annotations
 
-from tinygrad_like.dialect import aliases, attributes, conversions, elementwise, functional, inplace, missing, spelling
+from tinygrad_like.dialect import (
+    aliases,
+    attributes,
+    conversions,
+    elementwise,
+    functional,
+    inplace,
+    missing,
+    products,
+    shapes,
+    spelling,
+)
 from tinygrad_like.tensor import Tensor
 
 __all__ = ["aliases", "attach", "attributes", "conversions", "elementwise", "functional", "inplace", "missing",
-           "spelling"]
+           "products", "shapes", "spelling"]
 
 _CLASS_MACHINERY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
                     "__static_attributes__"}
@@ -50,4 +63,4 @@ def attach(cls, *sources) -> None:
 
 spelling.accept_both_spellings(Tensor)      # first, so that only the engine's own methods are wrapped
 attach(Tensor, attributes.Attributes, conversions.Conversions, inplace.InPlace, aliases.Aliases,
-       elementwise.Elementwise, missing.Missing)
+       elementwise.Elementwise, products.Products, shapes.Shapes, missing.Missing)

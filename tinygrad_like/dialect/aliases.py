@@ -186,9 +186,12 @@ class Aliases:
     def fliplr(self) -> Tensor: return self.flip(1)
     def flipud(self) -> Tensor: return self.flip(0)
 
-    def diff(self, n: int = 1, dim: int = -1) -> Tensor:
-        """x[i + 1] − x[i] along `dim`, n times."""
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+        """x[i + 1] − x[i] along `dim`, n times, after joining `prepend` before and `append` after x
+        along `dim` (tensors of x's shape outside dim)."""
         out = self
+        if prepend is not None or append is not None:
+            out = type(self).cat(*[t for t in (prepend, self, append) if t is not None], dim=dim)
         for _ in range(n):
             out = out.narrow(dim, 1, out.shape[out._dim(dim, "diff")] - 1) - out.narrow(
                 dim, 0, out.shape[out._dim(dim, "diff")] - 1)

@@ -36,6 +36,10 @@ _KINDS = (
     ("cholesky* qr svd lu lu_solve det logdet slogdet inverse pinverse eig symeig geqrf orgqr ormqr lstsq solve "
      "triangular_solve matrix_exp matrix_power", "no linear algebra beyond matmul"),
     ("stft istft", "no Fourier transforms"),
+    ("slice_inverse", "an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "
+     "tensor here is its own numpy array, with no views to invert; slice_scatter writes a slice into a tensor"),
+    ("index", "it binds dimensions to functorch's first-class Dim objects, which the engine does not have; "
+     "index with x[...]"),
     ("lgamma* digamma* polygamma* mvlgamma* i0 i0_ erfinv* erfc erfc_ igamma* igammac* logit logit_ sinc sinc_",
      "no special functions beyond erf"),
     ("register_hook register_post_accumulate_grad_hook retains_grad output_nr reinforce volatile grad_dtype "

@@ -153,3 +153,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu, bmm=bmm,
                  einsum=einsum, outer=outer, ger=outer, set_num_threads=set_num_threads,
                  get_num_threads=get_num_threads, set_printoptions=set_printoptions, rsub=rsub, fill=fill, isin=isin)
+
+from tinygrad_like.torch._array_functions import ARRAY_FUNCTIONS  # noqa: E402 (linear algebra, indexing, shapes, statistics)
+
+FUNCTIONS.update(ARRAY_FUNCTIONS)

@@ -35,6 +35,9 @@ REFUSED = {
     "torch.nn.MultiheadAttention": "write the heads with nn.Linear and F.scaled_dot_product_attention",
     "torch.optim.LBFGS": "SGD, Adam and AdamW only",
     "torch.optim.RMSprop": "SGD, Adam and AdamW only",
+    "torch.slice_inverse": ("an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "
+                            "tensor here is its own numpy array, with no views to invert; torch.slice_scatter writes "
+                            "a slice into a tensor"),
 }
 
 

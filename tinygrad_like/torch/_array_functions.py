@@ -1,0 +1,270 @@
+"""torch's functions of arrays: linear algebra, indexing, shapes and statistics (issue 26).
+
+Most are `torch.X(input, ...) == input.X(...)`, the Tensor method of the dialect (ARRAY_METHOD_FUNCTIONS).
+The rest have no Tensor method in PyTorch and are written here, composed of the engine's ops, so their
+gradients are the engine's: tensordot, chain_matmul, block_diag, cdist, cartesian_prod, combinations,
+vander, meshgrid, broadcast_tensors, atleast_1d/2d/3d, hstack/vstack/dstack/column_stack/row_stack,
+tril_indices/triu_indices.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from tinygrad_like import Tensor
+from tinygrad_like.dialect.products import p_norm
+from tinygrad_like.errors import ShapeError
+
+# torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
+ARRAY_METHOD_FUNCTIONS = (
+    # linear algebra
+    "mm", "mv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "inner", "vdot", "kron", "cross", "trace", "diag", "diagonal", "diagflat", "diag_embed", "dist",
+    # shapes
+    "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+    "unsafe_split_with_sizes", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "t", "narrow", "narrow_copy",
+    "ravel", "rot90", "fliplr", "flipud", "tile", "select",
+    # reductions that had a Tensor method already
+    "count_nonzero", "nanmean", "nansum", "argsort", "diff",
+)
+
+
+def _tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _sequence(tensors, op: str) -> list:
+    """tensors given as f(a, b, c) or f([a, b, c]), as Tensors."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    return [_tensor(t) for t in tensors]
+
+
+# ---------------------------------------------------------------- products
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Σ over paired axes of a and b: dims=n pairs a's last n axes with b's first n; dims=([i...], [j...])
+    pairs a's axis i with b's axis j. The rest of a's axes, then the rest of b's. One matmul of the
+    two reshaped into matrices."""
+    a, b = _tensor(a), _tensor(b)
+    if hasattr(dims, "_ctx"):
+        dims = dims._data.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if not 0 <= dims <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims={dims} for shapes {a.shape} and {b.shape}")
+        left, right = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        left, right = ([d] if isinstance(d, int) else list(d) for d in dims)
+    left = [a._dim(d, "tensordot") for d in left]
+    right = [b._dim(d, "tensordot") for d in right]
+    if len(left) != len(right) or any(a.shape[i] != b.shape[j] for i, j in zip(left, right)):
+        raise ShapeError(f"tensordot: axes {left} of {a.shape} and {right} of {b.shape} do not pair up")
+    free_a = [d for d in range(a.ndim) if d not in left]
+    free_b = [d for d in range(b.ndim) if d not in right]
+    k = math.prod(a.shape[d] for d in left)
+    matrix_a = a.permute(*free_a, *left).reshape(-1, k)           # (free a, paired)
+    matrix_b = b.permute(*right, *free_b).reshape(k, -1)          # (paired, free b)
+    return (matrix_a @ matrix_b).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """m1 @ m2 @ ... @ mn of matrices (PyTorch's deprecated spelling of torch.linalg.multi_dot)."""
+    matrices = _sequence(matrices, "chain_matmul")
+    if not matrices or any(m.ndim != 2 for m in matrices):
+        raise ShapeError(f"chain_matmul: needs one or more matrices, got shapes {[m.shape for m in matrices]}")
+    return functools.reduce(lambda x, y: x.mm(y), matrices)
+
+
+def block_diag(*tensors) -> Tensor:
+    """The tensors (0-d, 1-D as one row, or 2-D) along the diagonal of a matrix of zeros, in order."""
+    blocks = []
+    for t in _sequence(tensors, "block_diag"):
+        if t.ndim > 2:
+            raise ShapeError(f"block_diag: takes tensors of at most 2 dimensions, got shape {t.shape}")
+        blocks.append(t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t)
+    if not blocks:
+        return Tensor(np.zeros((0, 0), dtype=np.float32))
+    dtype = np.result_type(*[b.dtype for b in blocks])
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        rows.append(b.cast(dtype).pad((left, width - left - b.shape[1])))  # (rows of b, width)
+        left += b.shape[1]
+    return Tensor.cat(*rows, dim=0)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """The p-norm distance of every row of x1 to every row of x2: (..., P, M), (..., R, M) -> (..., P, R),
+    the batch axes broadcast. Computed from the differences directly (compute_mode is accepted; PyTorch
+    may use a matmul for p = 2, which differs from this in the last bits). Gradient 0 at distance 0."""
+    x1, x2 = _tensor(x1), _tensor(x2)
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"cdist: needs (..., P, M) and (..., R, M), got shapes {x1.shape} and {x2.shape}")
+    differences = x1.unsqueeze(-2) - x2.unsqueeze(-3)             # (..., P, R, M)
+    return p_norm(differences, p, -1, "cdist")
+
+
+# ---------------------------------------------------------------- making arrays
+
+def cartesian_prod(*tensors) -> Tensor:
+    """Every combination of one entry of each 1-D tensor, as rows, the last tensor varying fastest:
+    (n1,), (n2,) -> (n1·n2, 2). One tensor gives itself."""
+    tensors = _sequence(tensors, "cartesian_prod")
+    if any(t.ndim != 1 for t in tensors):
+        raise ShapeError(f"cartesian_prod: needs 1-D tensors, got shapes {[t.shape for t in tensors]}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return Tensor.stack(*[g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The r-element combinations of a 1-D tensor's entries, in itertools' order, as rows: (k, r)."""
+    if input.ndim != 1:
+        raise ShapeError(f"combinations: needs a 1-D tensor, got shape {input.shape}")
+    if r < 0:
+        raise ValueError(f"combinations: r must be >= 0, got {r}")
+    if r == 0:
+        return input[np.zeros(0, dtype=np.int64)]
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return input[index]
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix: columns x^(N−1), ..., x, 1 (increasing: 1, x, ..., x^(N−1)); (n,) -> (n, N),
+    N = n by default. Powers are repeated products, so x = 0 has finite gradients."""
+    if x.ndim != 1:
+        raise ShapeError(f"vander: needs a 1-D tensor, got shape {x.shape}")
+    N = x.shape[0] if N is None else N
+    if N < 0:
+        raise ValueError(f"vander: N must be >= 0, got {N}")
+    if N == 0:
+        return x._result(np.zeros((x.shape[0], 0), dtype=x.dtype), None)
+    columns = [x._result(np.ones(x.shape, dtype=x.dtype), None)]
+    for _ in range(N - 1):
+        columns.append(columns[-1] * x)
+    out = Tensor.stack(*columns, dim=1)
+    return out if increasing else out.flip(1)
+
+
+def _triangle_indices(op: str, row: int, col: int, offset: int, dtype, fn) -> Tensor:
+    if row < 0 or col < 0:
+        raise ValueError(f"{op}: row and col must be >= 0, got {row} and {col}")
+    rows, cols = fn(row, offset, col)
+    return Tensor(np.stack([rows, cols]).astype(np.dtype(dtype) if dtype is not None else np.int64))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """(2, N) int64: the row and column indices of the lower triangle of a row × col matrix (on and below
+    the offset diagonal), row by row."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, np.tril_indices)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """(2, N) int64: the indices of the upper triangle (on and above the offset diagonal), row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, np.triu_indices)
+
+
+# ---------------------------------------------------------------- shapes
+
+def broadcast_tensors(*tensors) -> tuple:
+    """The tensors expanded to their common broadcast shape."""
+    tensors = _sequence(tensors, "broadcast_tensors")
+    try:
+        shape = np.broadcast_shapes(*[t.shape for t in tensors])
+    except ValueError:
+        raise ShapeError(f"broadcast_tensors: shapes {[t.shape for t in tensors]} do not broadcast") from None
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids of 1-D tensors (n1,), (n2,), ...: indexing="ij" (the default) gives each the shape
+    (n1, n2, ...), "xy" swaps the first two axes, (n2, n1, ...), as numpy's and matplotlib's."""
+    tensors = _sequence(tensors, "meshgrid")
+    if any(t.ndim > 1 for t in tensors):
+        raise ShapeError(f"meshgrid: needs 0-D or 1-D tensors, got shapes {[t.shape for t in tensors]}")
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    tensors = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = tuple(t.shape[0] for t in tensors)
+    grids = [t.reshape(*[-1 if a == i else 1 for a in range(len(tensors))]).expand(shape)
+             for i, t in enumerate(tensors)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _at_least(op: str, shape_of, tensors):
+    single = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    out = tuple(t.reshape(shape_of(t.shape)) for t in _sequence(tensors, op))
+    return out[0] if single else out
+
+
+def atleast_1d(*tensors):
+    """A 0-d tensor as (1,); others as they are. One tensor in, one out; several (or a list), a tuple."""
+    return _at_least("atleast_1d", lambda s: s or (1,), tensors)
+
+
+def atleast_2d(*tensors):
+    """0-d as (1, 1), (n,) as (1, n); others as they are."""
+    return _at_least("atleast_2d", lambda s: (1,) * (2 - len(s)) + s if len(s) < 2 else s, tensors)
+
+
+def atleast_3d(*tensors):
+    """0-d as (1, 1, 1), (n,) as (1, n, 1), (m, n) as (m, n, 1); others as they are."""
+    return _at_least("atleast_3d", lambda s: {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}.get(len(s), s), tensors)
+
+
+def _joined(op: str, tensors, dim: int) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{op}: needs at least one tensor")
+    return Tensor.cat(*tensors, dim=dim)
+
+
+def hstack(tensors) -> Tensor:
+    """Joined along dim 1 (dim 0 when they are vectors)."""
+    tensors = atleast_1d(*_sequence((tensors,), "hstack"))
+    tensors = tensors if isinstance(tensors, tuple) else (tensors,)
+    return _joined("hstack", tensors, 0 if all(t.ndim == 1 for t in tensors) else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Joined along dim 0, vectors as rows (1, n)."""
+    tensors = atleast_2d(*_sequence((tensors,), "vstack"))
+    return _joined("vstack", tensors if isinstance(tensors, tuple) else (tensors,), 0)
+
+
+def dstack(tensors) -> Tensor:
+    """Joined along dim 2, after atleast_3d."""
+    tensors = atleast_3d(*_sequence((tensors,), "dstack"))
+    return _joined("dstack", tensors if isinstance(tensors, tuple) else (tensors,), 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """Joined along dim 1, vectors (and numbers) as columns (n, 1)."""
+    tensors = [t.reshape(-1, 1) if t.ndim < 2 else t for t in _sequence((tensors,), "column_stack")]
+    return _joined("column_stack", tensors, 1)
+
+
+def _method_function(name: str):
+    def function(input, *args, **kwargs):
+        return getattr(_tensor(input), name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...) is input.{name}(...), the Tensor method."
+    return function
+
+
+ARRAY_FUNCTIONS = {name: _method_function(name) for name in ARRAY_METHOD_FUNCTIONS}
+ARRAY_FUNCTIONS.update(
+    tensordot=tensordot, chain_matmul=chain_matmul, block_diag=block_diag, cdist=cdist, cartesian_prod=cartesian_prod,
+    combinations=combinations, vander=vander, tril_indices=tril_indices, triu_indices=triu_indices,
+    broadcast_tensors=broadcast_tensors, meshgrid=meshgrid, atleast_1d=atleast_1d, atleast_2d=atleast_2d,
+    atleast_3d=atleast_3d, hstack=hstack, vstack=vstack, row_stack=vstack, dstack=dstack, column_stack=column_stack,
+)
