@@ -92,3 +92,66 @@ def test_refusals_say_why():
         T.ones(2).slice_inverse  # noqa: B018
     with pytest.raises(NotInEngine, match="first-class"):
         T.ones(2).index  # noqa: B018
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: T.kthvalue(T.ones(2, 3), 4), ["kthvalue", "k=4", "(2, 3)"]),
+    (lambda: T.median(T.ones(2, 0), 1), ["median", "(2, 0)", "empty"]),
+    (lambda: T.quantile(T.ones(3), 1.5), ["quantile", "[0, 1]"]),
+    (lambda: T.quantile(T.ones(3), 0.5, interpolation="cubic"), ["quantile", "cubic"]),
+    (lambda: T.bincount(T.tensor([1, -1])), ["bincount", "non-negative"]),
+    (lambda: T.bincount(T.ones(3)), ["bincount", "float32"]),
+    (lambda: T.histc(T.ones(3), bins=4, min=2, max=1), ["histc", "min <= max"]),
+    (lambda: T.cov(T.ones(2, 3, 4)), ["cov", "(2, 3, 4)"]),
+    (lambda: T.cov(T.ones(2, 3), fweights=T.tensor([1, 2])), ["cov", "fweights", "3"]),
+    (lambda: T.renorm(T.ones(2, 3), 0, 0, 1.0), ["renorm", "p must be > 0"]),
+    (lambda: T.gradient(T.ones(1, 3)), ["gradient", "(1, 3)", "2 samples"]),
+    (lambda: T.gradient(T.ones(3), spacing=(T.tensor([0.0, 1]),)), ["gradient", "2 coordinates", "length 3"]),
+    (lambda: T.trapezoid(T.ones(2, 3), T.ones(2)), ["trapezoid", "(2,)", "(2, 3)"]),
+    (lambda: T.searchsorted(T.ones(2, 3), T.ones(3, 1)), ["searchsorted", "(3, 1)", "(2,)"]),
+    (lambda: T.index_add(T.ones(3, 4), 0, T.tensor([0, 1]), T.ones(2, 3)), ["index_add", "(2, 3)", "(2, 4)"]),
+    (lambda: T.index_copy(T.ones(3, 4), 0, T.tensor([5]), T.ones(1, 4)), ["index_copy", "out of range", "(3, 4)"]),
+    (lambda: T.put(T.ones(3), T.tensor([0, 1]), T.ones(3)), ["put", "3 entries", "2 indices"]),
+    (lambda: T.take(T.ones(2, 2), T.tensor([4])), ["take", "out of range", "(2, 2)"]),
+    (lambda: T.masked_scatter(T.ones(2, 2), T.ones(2, 2) > 0, T.ones(3)), ["masked_scatter", "4 entries", "(3,)"]),
+    (lambda: T.slice_scatter(T.ones(3, 4), T.ones(2, 4), 0, 0, 1), ["slice_scatter", "(2, 4)", "(1, 4)"]),
+    (lambda: T.scatter_reduce(T.ones(2, 2), 1, T.tensor([[0, 1]]), T.ones(1, 2), "max"), ["scatter_reduce", "'max'"]),
+    (lambda: T.index_reduce(T.ones(2), 0, T.tensor([0]), T.ones(1), "sum"), ["index_reduce", "index_add"]),
+    (lambda: T.ones(2, 3, 4).fill_diagonal_(1.0), ["fill_diagonal_", "(2, 3, 4)"]),
+    (lambda: T.unravel_index(T.tensor([6]), (2, 3)), ["unravel_index", "(2, 3)"]),
+])
+def test_bad_statistics_and_indexing_input_names_the_op(call, words):
+    with pytest.raises((ShapeError, ValueError, IndexError, TypeError)) as e:
+        call()
+    for word in words:
+        assert word in str(e.value), (word, str(e.value))
+
+
+def test_order_statistics_from_counting():
+    x = T.tensor([[5.0, 1, 4, 1, 3]])
+    assert T.median(x, 1).values.item() == 3 and T.kthvalue(x, 2).values.item() == 1
+    assert T.mode(x).values.item() == 1 and T.mode(x).indices.item() == 3        # the last of the two 1s
+    np.testing.assert_array_equal(T.cummax(x, 1).indices.numpy(), [[0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(T.cummin(x, 1).indices.numpy(), [[0, 1, 1, 3, 3]])  # a later equal entry takes over
+    assert T.quantile(T.arange(5.0), 0.25).item() == 1 and T.quantile(T.arange(5.0), 0.3).item() == pytest.approx(1.2)
+    np.testing.assert_array_equal(T.bincount(T.tensor([2, 2, 0])).numpy(), [1, 0, 2])
+    np.testing.assert_array_equal(T.histc(T.tensor([0.0, 0.5, 1.0, 2.0]), bins=2, min=0, max=1).numpy(), [1, 2])
+    assert T.trapezoid(T.tensor([0.0, 1, 2])).item() == 2                     # the area under y = x on [0, 2]
+    np.testing.assert_allclose(T.gradient(T.tensor([0.0, 1, 4, 9]))[0].numpy(), [1, 2, 4, 5])  # numpy's formulas
+    x = T.tensor([2.0, 1, 2, 1], requires_grad=True)
+    T.median(x).backward()                                                   # shared by the tied 1s, as PyTorch
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0.5, 0, 0.5])
+
+
+def test_writes_by_index_from_counting():
+    x = T.zeros(2, 3)
+    np.testing.assert_array_equal(x.index_add(1, T.tensor([0, 0]), T.ones(2, 2)).numpy(), [[2, 0, 0], [2, 0, 0]])
+    np.testing.assert_array_equal(x.index_put((T.tensor([1]), T.tensor([2])), T.tensor(7.0)).numpy(),
+                                  [[0, 0, 0], [0, 0, 7]])
+    np.testing.assert_array_equal(x.masked_scatter(T.tensor([True, False, True]), T.arange(10.0)).numpy(),
+                                  [[0, 0, 1], [2, 0, 3]])
+    np.testing.assert_array_equal(x.scatter_reduce(1, T.tensor([[1, 1]]), T.tensor([[2.0, 3]]), "prod",
+                                                   include_self=False).numpy(), [[0, 6, 0], [0, 0, 0]])
+    y = T.zeros(3)
+    array = y.numpy()
+    assert y.index_fill_(0, T.tensor([1]), 5.0) is y and y.numpy() is array and y.tolist() == [0, 5, 0]

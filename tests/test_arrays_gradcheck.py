@@ -67,6 +67,109 @@ case("vander", [(3,)], lambda x: T.vander(x * T.tensor([0.0, 1, 1], dtype=T.floa
 case("cartesian_prod", [(2,), (3,)], lambda a, b: T.cartesian_prod(a, b),
      lambda a, b: np.array(list(itertools.product(a, b))))
 case("combinations", [(4,)], lambda x: T.combinations(x, 2), lambda x: np.array(list(itertools.combinations(x, 2))))
+# indexing (each against the same write done by numpy's own indexing)
+IDX = np.array([[0, 2, 2], [3, 3, 1]])
+ROWS = np.array([2, 0, 2])
+
+
+def np_written(x, index, values, add=False):
+    out = x.copy()
+    if add:
+        np.add.at(out, index, values)
+    else:
+        out[index] = values
+    return out
+
+
+def np_scatter_reduce(x, index, src, fn, include_self):     # along dim 1, one entry at a time
+    out = x.copy()
+    for i in range(x.shape[0]):
+        for j in set(index[i]):
+            got = [src[i, k] for k in range(index.shape[1]) if index[i, k] == j] + ([x[i, j]] if include_self else [])
+            out[i, j] = fn(got)
+    return out
+
+
+case("index_add", [(3, 4), (3, 3)], lambda x, s: x.index_add(0, ROWS, s[:, :1].expand(3, 4), alpha=2),
+     lambda x, s: np_written(x, ROWS, 2 * np.repeat(s[:, :1], 4, 1), add=True))
+case("index_copy", [(3, 4), (2, 4)], lambda x, s: x.index_copy(0, np.array([2, 0]), s),
+     lambda x, s: np_written(x, [2, 0], s))
+case("index_fill", [(3, 4), ()], lambda x, v: x.index_fill(1, np.array([3, 0]), v),
+     lambda x, v: np_written(x, (slice(None), [3, 0]), v))
+case("index_put", [(3, 4), (2,)], lambda x, v: x.index_put((np.array([0, 2]), np.array([1, 1])), v, True),
+     lambda x, v: np_written(x, ([0, 2], [1, 1]), v, add=True))
+case("index_put_", [(3, 4), (4,)], lambda x, v: (x * 1).index_put_((np.array([1]),), v),
+     lambda x, v: np_written(x, [1], v), label="recorded-in-place")
+case("index_reduce", [(3, 4), (3, 4)], lambda x, s: x.index_reduce(0, ROWS, s, "prod"),
+     lambda x, s: np_written(np_written(x, 0, x[0] * s[1]), 2, x[2] * s[0] * s[2]))
+case("scatter_reduce", [(2, 4), (2, 3)], lambda x, s: x.scatter_reduce(1, IDX, s, "prod"),
+     lambda x, s: np_scatter_reduce(x, IDX, s, np.prod, True))
+case("scatter_reduce", [(2, 4), (2, 3)], lambda x, s: x.scatter_reduce(1, IDX, s, "mean", include_self=False),
+     lambda x, s: np_scatter_reduce(x, IDX, s, np.mean, False), label="mean")
+case("scatter_reduce", [(2, 4), (2, 3)], lambda x, s: x.scatter_reduce(1, IDX, s, "amax"),
+     lambda x, s: np_scatter_reduce(x, IDX, s, max, True), kind="distinct", label="amax")
+case("scatter_reduce", [(2, 4), (2, 3)], lambda x, s: x.scatter_reduce(1, IDX, s, "amin", include_self=False),
+     lambda x, s: np_scatter_reduce(x, IDX, s, min, False), kind="distinct", label="amin")
+case("take", [(3, 4)], lambda x: x.take(np.array([[0, -1], [5, 5]])), lambda x: np.take(x, [[0, -1], [5, 5]]))
+case("take_along_dim", [(3, 4)], lambda x: x.take_along_dim(np.array([[2], [0], [3]]), 1),
+     lambda x: np.take_along_axis(x, np.array([[2], [0], [3]]), 1))
+case("put", [(3, 4), (3,)], lambda x, s: x.put(np.array([0, 11, 0]), s, accumulate=True),
+     lambda x, s: np_written(x.reshape(-1), [0, 11, 0], s, add=True).reshape(3, 4))
+case("masked_scatter", [(3, 4), (12,)], lambda x, s: x.masked_scatter(T.tensor(np.eye(3, 4) > 0), s),
+     lambda x, s: np_written(x, np.eye(3, 4) > 0, s[:3]))
+case("select_scatter", [(3, 4), (3,)], lambda x, s: x.select_scatter(s, 1, -1),
+     lambda x, s: np_written(x, (slice(None), -1), s))
+case("slice_scatter", [(3, 4), (3, 2)], lambda x, s: x.slice_scatter(s, 1, 1, None, 2),
+     lambda x, s: np_written(x, (slice(None), slice(1, None, 2)), s))
+case("diagonal_scatter", [(3, 4), (3,)], lambda x, s: x.diagonal_scatter(s, 1),
+     lambda x, s: np_written(x, ([0, 1, 2], [1, 2, 3]), s))
+case("fill_diagonal_", [(3, 4), ()], lambda x, v: (x * 1).fill_diagonal_(v),
+     lambda x, v: np_written(x, ([0, 1, 2], [0, 1, 2]), v), label="recorded-in-place")
+# order statistics, running reductions, sample statistics (inputs distinct, so no ties)
+def np_lower_median(x, axis):
+    return np.sort(x, axis).take((x.shape[axis] - 1) // 2, axis)
+
+
+def np_cumulative(fn, x):
+    return fn.accumulate(x, axis=1)
+
+
+case("median", [(3, 4)], lambda x: x.median(1).values, lambda x: np_lower_median(x, 1), kind="distinct")
+case("median", [(3, 5)], lambda x: x.median(), lambda x: np.median(x), kind="distinct", label="all")
+case("nanmedian", [(3, 4)], lambda x: x.nanmedian(0, keepdim=True).values,
+     lambda x: np_lower_median(x, 0)[None], kind="distinct")
+case("kthvalue", [(3, 4)], lambda x: x.kthvalue(3).values, lambda x: np.sort(x, 1)[:, 2], kind="distinct")
+case("mode", [(3, 4)], lambda x: x.mode(0).values, lambda x: x.min(0), kind="distinct")
+case("aminmax", [(3, 4)], lambda x: x.aminmax(dim=1)[0] * x.aminmax(dim=1)[1], lambda x: x.min(1) * x.max(1),
+     kind="distinct")
+case("msort", [(3, 4)], lambda x: x.msort(), lambda x: np.sort(x, 0), kind="distinct")
+for how in ("linear", "lower", "higher", "midpoint", "nearest"):
+    case("quantile", [(3, 5)], lambda x, how=how: x.quantile(T.tensor([0.2, 0.55, 1.0], dtype=T.float64), 1,
+                                                             interpolation=how),
+         lambda x, how=how: np.quantile(x, [0.2, 0.55, 1.0], 1, method=how), kind="distinct", label=how)
+case("nanquantile", [(4, 3)], lambda x: x.nanquantile(0.3), lambda x: np.nanquantile(x, 0.3), kind="distinct")
+case("cummax", [(3, 5)], lambda x: x.cummax(1).values, lambda x: np_cumulative(np.maximum, x), kind="distinct")
+case("cummin", [(3, 5)], lambda x: x.cummin(1).values, lambda x: np_cumulative(np.minimum, x), kind="distinct")
+case("logcumsumexp", [(3, 5)], lambda x: x.logcumsumexp(1), lambda x: np_cumulative(np.logaddexp, x))
+case("cov", [(3, 5)], lambda x: x.cov(), np.cov)
+case("cov", [(3, 5)], lambda x: x.cov(correction=0, fweights=T.tensor([1, 2, 1, 1, 3]),
+                                      aweights=T.tensor([0.5, 1.0, 2.0, 0.1, 1.0], dtype=T.float64)),
+     lambda x: np.cov(x, ddof=0, fweights=[1, 2, 1, 1, 3], aweights=[0.5, 1.0, 2.0, 0.1, 1.0]), label="weights")
+case("corrcoef", [(3, 5)], lambda x: x.corrcoef(), np.corrcoef)
+case("renorm", [(3, 4)], lambda x: x.renorm(2, 0, 1.2),
+     lambda x: x * np.where(np.linalg.norm(x, axis=1, keepdims=True) > 1.2,
+                            1.2 / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-7), 1))
+case("gradient", [(4, 5)], lambda x: T.gradient(x, spacing=0.5, edge_order=2)[1] * T.gradient(x)[0],
+     lambda x: np.gradient(x, 0.5, axis=1, edge_order=2) * np.gradient(x, axis=0))
+case("gradient", [(6,)], lambda x: T.gradient(x, spacing=(T.tensor([0.0, 1, 1.5, 3, 4, 7], dtype=T.float64),),
+                                              edge_order=2)[0],
+     lambda x: np.gradient(x, [0.0, 1, 1.5, 3, 4, 7], edge_order=2), label="coordinates")
+case("trapezoid", [(3, 4), (4,)], lambda y, x: T.trapezoid(y, x.cumsum(0)), lambda y, x: np.trapezoid(y, x.cumsum()))
+case("cumulative_trapezoid", [(3, 4)], lambda y: T.cumulative_trapezoid(y, dx=0.5, dim=0),
+     lambda y: np.cumsum((y[1:] + y[:-1]) / 2 * 0.5, 0))
+case("norm_except_dim", [(3, 4)], lambda x: T.norm_except_dim(x, 2, 1),
+     lambda x: np.linalg.norm(x, axis=0, keepdims=True))
+case("frobenius_norm", [(2, 3, 4)], lambda x: T.frobenius_norm(x, (0, 2)), lambda x: np.sqrt((x ** 2).sum((0, 2))))
 # shapes
 case("meshgrid", [(3,), (2,)], lambda a, b: T.meshgrid(a, b, indexing="xy")[0] * T.meshgrid(a, b)[1].T,
      lambda a, b: np.meshgrid(a, b)[0] * np.meshgrid(a, b, indexing="ij")[1].T)

@@ -18,6 +18,8 @@ for a PyTorch user's habits, attached to the Tensor when `tinygrad_like` is impo
   `gcd`, the `bitwise_*` ones, `addcmul`, ...) and the in-place form of each and of the comparisons;
 - products.py: named products (`addmm`, `baddbmm`, `inner`, `kron`, `cross`, `dist`, ...);
 - shapes.py: shape methods beyond the engine's (`tensor_split`, `rot90`, `unfold`, `sum_to_size`, `t_`, ...);
+- indexing.py: writing by index (`index_add`, `index_put_`, `scatter_reduce`, `masked_scatter`, `take`, ...);
+- statistics.py: order statistics, running reductions, counts (`median`, `quantile`, `cummax`, `histc`, `cov`, ...);
 - missing.py: an attribute PyTorch's Tensor has and ours does not raises `NotInEngine`, naming it.
 
 A new PyTorch Tensor method goes into the file of its kind above, as a method of that file's class;
@@ -33,16 +35,18 @@ from tinygrad_like.dialect import (
     conversions,
     elementwise,
     functional,
+    indexing,
     inplace,
     missing,
     products,
     shapes,
     spelling,
+    statistics,
 )
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["aliases", "attach", "attributes", "conversions", "elementwise", "functional", "inplace", "missing",
-           "products", "shapes", "spelling"]
+__all__ = ["aliases", "attach", "attributes", "conversions", "elementwise", "functional", "indexing", "inplace",
+           "missing", "products", "shapes", "spelling", "statistics"]
 
 _CLASS_MACHINERY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
                     "__static_attributes__"}
@@ -63,4 +67,5 @@ def attach(cls, *sources) -> None:
 
 spelling.accept_both_spellings(Tensor)      # first, so that only the engine's own methods are wrapped
 attach(Tensor, attributes.Attributes, conversions.Conversions, inplace.InPlace, aliases.Aliases,
-       elementwise.Elementwise, products.Products, shapes.Shapes, missing.Missing)
+       elementwise.Elementwise, products.Products, shapes.Shapes, indexing.Indexing, statistics.Statistics,
+       missing.Missing)

@@ -8,6 +8,7 @@ tril_indices/triu_indices.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import math
@@ -18,16 +19,25 @@ from tinygrad_like import Tensor
 from tinygrad_like.dialect.products import p_norm
 from tinygrad_like.errors import ShapeError
 
+_HistogramDD = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
+
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
 ARRAY_METHOD_FUNCTIONS = (
     # linear algebra
-    "mm", "mv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "inner", "vdot", "kron", "cross", "trace", "diag", "diagonal", "diagflat", "diag_embed", "dist",
+    "mm", "mv", "addmm", "addmv", "addmv_", "addr", "addbmm", "baddbmm", "inner", "vdot", "kron", "cross", "trace",
+    "diag", "diagonal", "diagflat", "diag_embed", "dist",
+    # indexing
+    "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce", "scatter_reduce", "take",
+    "take_along_dim", "put", "masked_scatter", "select_scatter", "slice_scatter", "diagonal_scatter", "argwhere",
+    "nonzero_static",
     # shapes
     "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
     "unsafe_split_with_sizes", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "t", "narrow", "narrow_copy",
     "ravel", "rot90", "fliplr", "flipud", "tile", "select",
-    # reductions that had a Tensor method already
-    "count_nonzero", "nanmean", "nansum", "argsort", "diff",
+    # reductions and statistics
+    "count_nonzero", "nanmean", "nansum", "argsort", "diff", "aminmax", "median", "nanmedian", "mode", "kthvalue",
+    "quantile", "nanquantile", "cummax", "cummin", "logcumsumexp", "msort", "unique_consecutive", "histc",
+    "histogram", "bincount", "cov", "corrcoef", "renorm",
 )
 
 
@@ -167,6 +177,19 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     return _triangle_indices("triu_indices", row, col, offset, dtype, np.triu_indices)
 
 
+def unravel_index(indices, shape) -> tuple:
+    """The index, one int64 tensor per dimension of `shape`, of each flat row-major index (negative ones count
+    from the end)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    flat = np.asarray(indices._data if hasattr(indices, "_ctx") else indices)
+    if flat.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: indices must be integers, got dtype {flat.dtype}")
+    n = math.prod(shape)
+    if flat.size and (flat.min() < -n or flat.max() >= n):
+        raise IndexError(f"unravel_index: an index is out of range [-{n}, {n}) for shape {shape}")
+    return tuple(Tensor(i.astype(np.int64)) for i in np.unravel_index(np.where(flat < 0, flat + n, flat), shape))
+
+
 # ---------------------------------------------------------------- shapes
 
 def broadcast_tensors(*tensors) -> tuple:
@@ -253,6 +276,182 @@ def column_stack(tensors) -> Tensor:
     return _joined("column_stack", tensors, 1)
 
 
+# ---------------------------------------------------------------- statistics and calculus on samples
+
+def histogramdd(input: Tensor, bins=10, *, range=None, weight=None, density: bool = False) -> tuple:
+    """(hist, bin_edges) of the rows of an (n, d) tensor (numpy's histogramdd): bins a count, one count per
+    dimension, or one tensor of edges per dimension; range flat [min0, max0, min1, max1, ...]. No gradient."""
+    x = _tensor(input)
+    data = x._data.reshape(-1, x.shape[-1])
+    if hasattr(bins, "_ctx") or (isinstance(bins, (list, tuple)) and any(hasattr(b, "_ctx") for b in bins)):
+        bins = [b._data for b in bins] if isinstance(bins, (list, tuple)) else bins._data
+    pairs = None if range is None else [tuple(range[i:i + 2]) for i in builtins_range(0, len(range), 2)]
+    w = weight._data.reshape(-1) if hasattr(weight, "_ctx") else weight
+    hist, edges = np.histogramdd(data, bins=bins, range=pairs, weights=w, density=density)
+    return _HistogramDD(Tensor(hist.astype(x.dtype)), [Tensor(e.astype(x.dtype)) for e in edges])
+
+
+builtins_range = range
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """For each entry, the index of the bucket of the sorted 1-D `boundaries` it falls in: boundaries[i−1] <
+    x <= boundaries[i] (right: boundaries[i−1] <= x < boundaries[i]). No gradient."""
+    boundaries = _tensor(boundaries)
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {boundaries.shape}")
+    values = input._data if hasattr(input, "_ctx") else np.asarray(input)
+    index = np.searchsorted(boundaries._data, values, side="right" if right else "left")
+    return Tensor(np.asarray(index, dtype=np.int32 if out_int32 else np.int64))
+
+
+def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, right: bool = False, side=None,
+                 sorter=None) -> Tensor:
+    """Where each value would go in the sorted last axis of `sorted_sequence` to keep it sorted (the first
+    such place; right or side="right": the last). A 1-D sequence serves every value; an N-d one pairs its
+    rows with values' rows. No gradient."""
+    sequence = _tensor(sorted_sequence)._data
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, _tensor(sorter)._data, axis=-1)
+    if side is not None and side not in ("left", "right") or (side == "left" and right):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right' and agree with right={right}, got {side!r}")
+    side = side or ("right" if right else "left")
+    scalar = not hasattr(values, "_ctx") and np.ndim(values) == 0
+    v = np.asarray(values._data if hasattr(values, "_ctx") else values)
+    if sequence.ndim == 1:
+        index = np.searchsorted(sequence, v, side=side)
+    else:
+        if v.shape[:-1] != sequence.shape[:-1]:
+            raise ShapeError(f"searchsorted: values of shape {v.shape} need the sequence's leading dims "
+                             f"{sequence.shape[:-1]}")
+        rows = [np.searchsorted(s, r, side=side) for s, r in zip(sequence.reshape(-1, sequence.shape[-1]),
+                                                                  v.reshape(-1, v.shape[-1]))]
+        index = np.array(rows).reshape(v.shape)
+    index = np.asarray(index, dtype=np.int32 if out_int32 else np.int64)
+    return Tensor(index.reshape(()) if scalar else index)
+
+
+def _spacings(spacing, dims: list, x: Tensor) -> list:
+    """One spacing per dim: a number (the step) or a 1-D tensor (the coordinates along it)."""
+    if isinstance(spacing, (int, float)) or (hasattr(spacing, "_ctx") and spacing.ndim == 0):
+        return [spacing] * len(dims)
+    spacing = list(spacing)
+    if len(spacing) == 1 and len(dims) > 1:
+        spacing = spacing * len(dims)
+    if len(spacing) != len(dims):
+        raise ValueError(f"gradient: {len(spacing)} spacings for {len(dims)} dims of shape {x.shape}")
+    return spacing
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """The derivative of sampled values along each dim, by second-order central differences inside and
+    one-sided differences of order edge_order (1 or 2) at the ends (numpy's gradient, the same formulas):
+    spacing a step, one step per dim, or one tensor of coordinates per dim. A tuple, one tensor per dim."""
+    x = _tensor(input)
+    x = x if x.dtype.kind == "f" else x.cast(np.float32)
+    dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [x._dim(d, "gradient") for d in dims]
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    out = []
+    for d, h in zip(dims, _spacings(spacing, dims, x)):
+        n = x.shape[d]
+        if n < edge_order + 1:
+            raise ValueError(f"gradient: dim {d} of shape {x.shape} needs at least {edge_order + 1} samples")
+        coords = np.asarray(h._data if hasattr(h, "_ctx") else h, dtype=np.float64)
+        steps = np.diff(coords) if coords.ndim else np.full(n - 1, float(coords))
+        if len(steps) != n - 1:
+            raise ValueError(f"gradient: {len(steps) + 1} coordinates for dim {d} of length {n}")
+        out.append(_derivative(x, d, steps, edge_order))
+    return tuple(out)
+
+
+def _derivative(f: Tensor, d: int, h: np.ndarray, edge_order: int) -> Tensor:
+    """numpy.gradient's formulas along axis d, with steps h[i] = x[i + 1] − x[i]."""
+    def part(start, stop):
+        return f.narrow(d, start, stop - start)
+
+    def along(c):                                                        # coefficients as a column along d
+        return f._result(np.asarray(c, dtype=f.dtype).reshape([-1 if a == d else 1 for a in range(f.ndim)]), None)
+
+    n = f.shape[d]
+    pieces = []
+    if edge_order == 1:
+        pieces.append((part(1, 2) - part(0, 1)) / float(h[0]))
+    else:
+        a, b = h[0], h[1]
+        pieces.append(part(0, 1) * float(-(2 * a + b) / (a * (a + b))) + part(1, 2) * float((a + b) / (a * b))
+                      - part(2, 3) * float(a / (b * (a + b))))
+    if n > 2:
+        hd, hs = h[:-1], h[1:]                                           # the step before and after each inner point
+        pieces.append(part(2, n) * along(hd / (hs * (hd + hs))) + part(1, n - 1) * along((hs - hd) / (hs * hd))
+                      - part(0, n - 2) * along(hs / (hd * (hd + hs))))
+    if edge_order == 1:
+        pieces.append((part(n - 1, n) - part(n - 2, n - 1)) / float(h[-1]))
+    else:
+        a, b = h[-2], h[-1]
+        pieces.append(part(n - 3, n - 2) * float(b / (a * (a + b))) - part(n - 2, n - 1) * float((a + b) / (a * b))
+                      + part(n - 1, n) * float((a + 2 * b) / (b * (a + b))))
+    return Tensor.cat(*pieces, dim=d)
+
+
+def _trapezoids(y: Tensor, x, dx, dim: int, op: str) -> Tensor:
+    """The area of each trapezoid between consecutive samples along dim: (y[i] + y[i + 1]) / 2 · Δx[i]."""
+    y = _tensor(y)
+    d = y._dim(dim, op)
+    n = y.shape[d]
+    mean = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5 if n else y
+    if x is None:
+        return mean * (1.0 if dx is None else dx)
+    x = _tensor(x)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ShapeError(f"{op}: x of shape {x.shape} needs {n} samples, dim {dim} of y's shape {y.shape}")
+        steps = x.diff().reshape([-1 if a == d else 1 for a in range(y.ndim)])
+    else:
+        steps = x.diff(dim=dim)
+    return mean * steps
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """∫ y along dim by the trapezoid rule: at coordinates x (1-D, or y's shape), or equally spaced dx apart
+    (1 by default)."""
+    if x is not None and dx is not None:
+        raise ValueError("trapezoid: pass x or dx, not both")
+    return _trapezoids(y, x, dx, dim, "trapezoid").sum(dim)
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """trapezoid (PyTorch's older name)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoid-rule integral along dim, one shorter than y there."""
+    if x is not None and dx is not None:
+        raise ValueError("cumulative_trapezoid: pass x or dx, not both")
+    return _trapezoids(y, x, dx, dim, "cumulative_trapezoid").cumsum(dim)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The pow-norm of each slice along dim over all other axes, shaped to broadcast against v (weight
+    normalization's norm); dim=-1 gives the norm of everything."""
+    v = _tensor(v)
+    if dim == -1:
+        return p_norm(v, pow, None, "norm_except_dim")
+    d = v._dim(dim, "norm_except_dim")
+    others = tuple(a for a in range(v.ndim) if a != d)
+    out = p_norm(v, pow, others, "norm_except_dim") if others else v.abs()
+    return out.reshape([v.shape[d] if a == d else 1 for a in range(v.ndim)])
+
+
+def frobenius_norm(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """√Σx² over dim (all entries when dim is empty)."""
+    x = _tensor(input)
+    dims = None if dim in ((), [], None) else (dim if isinstance(dim, int) else tuple(dim))
+    return x.norm(2, dims, keepdim=keepdim)
+
+
 def _method_function(name: str):
     def function(input, *args, **kwargs):
         return getattr(_tensor(input), name)(*args, **kwargs)
@@ -264,7 +463,10 @@ def _method_function(name: str):
 ARRAY_FUNCTIONS = {name: _method_function(name) for name in ARRAY_METHOD_FUNCTIONS}
 ARRAY_FUNCTIONS.update(
     tensordot=tensordot, chain_matmul=chain_matmul, block_diag=block_diag, cdist=cdist, cartesian_prod=cartesian_prod,
-    combinations=combinations, vander=vander, tril_indices=tril_indices, triu_indices=triu_indices,
-    broadcast_tensors=broadcast_tensors, meshgrid=meshgrid, atleast_1d=atleast_1d, atleast_2d=atleast_2d,
-    atleast_3d=atleast_3d, hstack=hstack, vstack=vstack, row_stack=vstack, dstack=dstack, column_stack=column_stack,
+    combinations=combinations, vander=vander, unravel_index=unravel_index, tril_indices=tril_indices,
+    triu_indices=triu_indices, broadcast_tensors=broadcast_tensors, meshgrid=meshgrid, atleast_1d=atleast_1d,
+    atleast_2d=atleast_2d, atleast_3d=atleast_3d, hstack=hstack, vstack=vstack, row_stack=vstack, dstack=dstack,
+    column_stack=column_stack, histogramdd=histogramdd, bucketize=bucketize, searchsorted=searchsorted,
+    gradient=gradient, trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,
+    norm_except_dim=norm_except_dim, frobenius_norm=frobenius_norm,
 )

@@ -51,7 +51,7 @@ CATEGORIES = [
      r"cuda|cudnn|miopen|mkldnn|^mps|xpu|vulkan|mtia|ipu|xla|hpu|accelerator|^Stream|^Event$|OutOfMemoryError|"
      r"AcceleratorError|get_device|default_device|pin_memory|is_pinned", _ONE_CPU),
     (("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim"),
-     r"sparse|Sparse|_coo|coo_|csr|csc|bsr|bsc|spmm|^smm$|^hspmm$|^dsmm$|^hsmm$|saddmm|crow_indices|col_indices|"
+     r"sparse|Sparse|_coo|coo_|csr|csc|bsr|bsc|spmm|^smm$|^hspmm$|^dsmm$|^hsmm$|saddmm|^sspaddmm$|crow_indices|col_indices|"
      r"row_indices|^indices|^values_copy|to_dense|is_coalesced|coalesce|dense_dim",
      "dense numpy arrays only: no sparse tensors"),
     (("torch", "torch.Tensor"), r"quant|^q_|qint|quint|qscheme|fbgemm|int_repr|dequantize|qparams",
