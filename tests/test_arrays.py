@@ -155,3 +155,12 @@ def test_writes_by_index_from_counting():
     y = T.zeros(3)
     array = y.numpy()
     assert y.index_fill_(0, T.tensor([1]), 5.0) is y and y.numpy() is array and y.tolist() == [0, 5, 0]
+
+
+def test_every_array_function_is_checked_against_pytorch():
+    """Each torch.X of torch/_array_functions.py is called in tests/test_arrays_torch.py's table."""
+    from pathlib import Path
+
+    from tinygrad_like.torch._array_functions import ARRAY_FUNCTIONS
+    table = (Path(__file__).parent / "test_arrays_torch.py").read_text()
+    assert [name for name in ARRAY_FUNCTIONS if f"T.{name}(" not in table] == []

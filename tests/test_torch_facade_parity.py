@@ -14,6 +14,7 @@ real.set_num_threads(1)  # these models are tiny: PyTorch's threads only fight t
 
 import tinygrad_like.torch as torch  # noqa: E402
 from tinygrad_like.torch import _functions  # noqa: E402
+from tinygrad_like.torch._array_functions import ARRAY_FUNCTIONS  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import torch_parity  # noqa: E402
@@ -89,6 +90,7 @@ def test_every_function_of_the_facade_has_a_case():
     covered = {name for name, _, _ in FUNCTION_CASES} | {"one_hot", "einsum", "set_num_threads", "get_num_threads",
                                                          "set_printoptions"}
     covered |= set(_functions.ELEMENTWISE_FUNCTIONS)      # each called in tests/test_torch_elementwise_surface.py
+    covered |= set(ARRAY_FUNCTIONS)                       # each called in tests/test_arrays_torch.py
     assert set(_functions.FUNCTIONS) - covered == set()
 
 
