@@ -186,3 +186,55 @@ def test_cephes_float32_functions_are_accurate():
     sin, cos = cephes_float32.sincos(theta)
     np.testing.assert_allclose(sin, np.sin(theta.astype(np.float64)), atol=2e-7)
     np.testing.assert_allclose(cos, np.cos(theta.astype(np.float64)), atol=2e-7)
+
+
+# ---------------------------------------------------------------- bernoulli on integers, dropout's noise
+@pytest.mark.parametrize("p", [0.0, 2.0 ** -53, 1e-300, 0.2, 0.5, 0.8, 3 * 2.0 ** -50, 1 - 2.0 ** -53, 1.0,
+                               1.5, -0.25, float("nan")])
+def test_bernoulli_compares_integers_as_the_floats_would(p):
+    """bernoulli(p) on the 53-bit integers (k < ⌈p·2^53⌉) gives what its definition u < p does on the
+    float64 uniforms u = k·2^-53, drawn again from the same seed, across twists of the stream; p on a
+    multiple of 2^-53 is where ⌈⌉ matters."""
+    shape = (3, 701)                                   # 4206 words: beyond six twists of 624
+    drawn = TorchGenerator(11).bernoulli(p, shape)
+    u = TorchGenerator(11)._unit(3 * 701, np.float64).reshape(shape)
+    np.testing.assert_array_equal(drawn, u < p)
+    g = TorchGenerator(11)
+    g.words(5)                                         # from the middle of a block of words, too
+    u = TorchGenerator(11)
+    u.words(5)
+    np.testing.assert_array_equal(g.bernoulli(p, (999,)), u._unit(999, np.float64) < p)
+
+
+def test_bernoulli_on_the_threshold_itself():
+    """k = T − 1 is kept and k = T is not, for T = ⌈p·2^53⌉: p = k·2^-53 exactly and p just above it."""
+    from tinygrad_like.pytorch_streams.generator import bernoulli_threshold
+    k = 123456789 * 2 ** 20
+    assert bernoulli_threshold(k * 2.0 ** -53) == k
+    assert bernoulli_threshold((k + 0.5) * 2.0 ** -53) == k + 1
+    assert bernoulli_threshold(0.0) == 0 and bernoulli_threshold(1.0) == 2 ** 53
+
+
+@pytest.mark.parametrize("skip", [0, 5, 623, 624, 1247, 300])
+@pytest.mark.parametrize("n", [4096, 4097, 5000 * 2 + 1])
+def test_compiled_bernoulli_draws_the_plain_bits(skip, n, monkeypatch):
+    """fast/streams.py's keep_below (numba's twister) gives the plain draw's mask and leaves the stream where
+    the plain one does, from any position in a block (a pair of words straddling a twist included)."""
+    pytest.importorskip("numba", reason="the compiled draw needs numba (the `fast` extra)")
+    monkeypatch.delenv("TINYGRAD_LIKE_KERNELS", raising=False)
+    from tinygrad_like import fast
+    from tinygrad_like.fast import streams
+    from tinygrad_like.pytorch_streams.generator import bernoulli_threshold, keep_below
+    fast_draw, plain_draw = TorchGenerator(29), TorchGenerator(29)
+    fast_draw.words(skip)
+    plain_draw.words(skip)
+    for p in (0.8, 0.1, 1.0, 0.0):
+        threshold = bernoulli_threshold(p)
+        np.testing.assert_array_equal(streams.keep_below(fast_draw._bits, threshold, n),
+                                      keep_below(plain_draw._bits, threshold, n))
+        assert fast_draw.words(3).tolist() == plain_draw.words(3).tolist()      # the streams stand at one place
+    a, b = TorchGenerator(8), TorchGenerator(8)
+    with fast.enabled(False):
+        want = b.bernoulli(0.8, (3, n))
+    np.testing.assert_array_equal(a.bernoulli(0.8, (3, n)), want)                 # through the dispatch
+    assert a.get_state().tobytes() == b.get_state().tobytes()

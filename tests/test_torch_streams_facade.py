@@ -99,3 +99,22 @@ def test_generator_state_is_pytorchs_bytes():
 def test_a_generator_that_is_not_one_is_refused():
     with pytest.raises(TypeError, match="generator must be"):
         Tensor.zeros(3).normal_(generator="seed 1")
+
+
+@pytest.mark.parametrize("p", [0.1, 0.2, 1 / 3, 0.5, 0.9])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_dropout_noise_is_the_numbers_of_its_formulas(p, dtype):
+    """dropout_noise, made in the tensor's dtype, equals the formulas written out here on the same draws:
+    the engine's stream (keep / (1 − p) in float64, rounded once) and PyTorch's (1/(1 − p) in the dtype)."""
+    shape = (7, 999)
+    tl_random.manual_seed(5)
+    noise = tl_random.dropout_noise(shape, p, dtype)
+    keep = np.random.default_rng(5).random(shape) >= p
+    want = (keep / (1 - p)).astype(dtype)
+    assert noise.dtype == want.dtype and noise.tobytes() == want.tobytes()
+    tl_random.use(TorchGenerator(5))
+    noise = tl_random.dropout_noise(shape, p, dtype)
+    keep = TorchGenerator(5)._unit(7 * 999, np.float64).reshape(shape) < 1 - p
+    dt = np.dtype(dtype).type
+    want = keep.astype(dtype) * (dt(1) / dt(1 - p))
+    assert noise.dtype == want.dtype and noise.tobytes() == want.tobytes()

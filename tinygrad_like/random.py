@@ -133,13 +133,18 @@ def random_bits(shape, dtype) -> np.ndarray:
 
 def dropout_noise(shape, p: float, dtype) -> np.ndarray:
     """What dropout multiplies by: 0 with probability p, else 1/(1 − p), in `dtype`. PyTorch's kernel divides
-    in the tensor's precision (1/(1 − p) rounded from float32 operands), the engine's in float64."""
+    in the tensor's precision (1/(1 − p) rounded from float32 operands), the engine's in float64 (then rounds
+    once to dtype: the numbers (keep / (1 − p)).astype(dtype) gave, made in dtype from the start)."""
+    dtype = np.dtype(dtype)
     if _torch is not None:
-        dtype = np.dtype(dtype)
-        keep = _torch.bernoulli(1 - p, tuple(shape)).astype(dtype)
-        return keep * (dtype.type(1) / dtype.type(1 - p))
-    keep = _rng.random(shape) >= p
-    return (keep / (1 - p)).astype(dtype)
+        keep = _torch.bernoulli(1 - p, tuple(shape))
+        scale = dtype.type(1) / dtype.type(1 - p)
+    else:
+        keep = _rng.random(shape) >= p
+        scale = dtype.type(1 / (1 - p))
+    noise = keep.astype(dtype)
+    noise *= scale
+    return noise
 
 
 def drawing_pytorchs() -> bool:

@@ -31,6 +31,7 @@ import secrets
 
 import numpy as np
 
+from tinygrad_like.dispatch import kernel
 from tinygrad_like.pytorch_streams import cephes_float32
 from tinygrad_like.pytorch_streams.fma import fma32, fma64
 
@@ -143,8 +144,13 @@ class TorchGenerator:
     def _unit(self, n: int, dtype) -> np.ndarray:
         """n uniforms in [0, 1): float32 from 24 bits of one word, float64 from 53 bits of two."""
         if np.dtype(dtype) == np.float64:
-            return (self.words64(n) & np.uint64(2 ** 53 - 1)).astype(np.float64) * _F64_UNIT
+            return self._bits53(n).astype(np.float64) * _F64_UNIT
         return (self.words(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * _F32_UNIT
+
+    def _bits53(self, n: int) -> np.ndarray:
+        """The 53-bit integers k (uint64) of the next n float64 uniforms k·2^-53."""
+        self._fresh = self._fresh and not n
+        return bits53(self._bits, n)
 
     def uniform(self, shape, dtype=np.float32, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         """torch.rand / Tensor.uniform_(low, high): x·(high − low) + low, one fused multiply-add in the
@@ -241,7 +247,11 @@ class TorchGenerator:
         if isinstance(p, np.ndarray):
             u = self._unit(p.size, np.float64 if p.dtype == np.float64 else np.float32).reshape(p.shape)
             return u < p
-        return self._unit(math.prod(shape), np.float64).reshape(shape) < float(p)
+        p, n = float(p), math.prod(shape)
+        if not 0 <= p <= 1:                                         # NaN, or every u on one side of p
+            return self._unit(n, np.float64).reshape(shape) < p
+        self._fresh = self._fresh and not n
+        return kernel("keep_below", keep_below)(self._bits, bernoulli_threshold(p), n).reshape(shape)
 
     def exponential(self, shape, dtype=np.float32, rate: float = 1.0) -> np.ndarray:
         """Tensor.exponential_(rate): −log1p(−u)/rate in float64 (u from 53 bits), rounded to dtype."""
@@ -268,6 +278,29 @@ class TorchGenerator:
             u = self._unit(num_samples, np.float64)
             out[r] = np.searchsorted(cdf.astype(np.float64), u, side="left")
         return out
+
+def bits53(bits: np.random.MT19937, n: int) -> np.ndarray:
+    """The 53-bit integers k (uint64) of the twister's next n float64 uniforms k·2^-53: the low 53 bits
+    of a 64-bit draw, that is the first word's low 21 bits above the second word."""
+    w = bits.random_raw(2 * n)
+    k = w[0::2] & np.uint64(2 ** 21 - 1)
+    k <<= np.uint64(32)
+    k |= w[1::2]
+    return k
+
+
+def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
+    """k < threshold (bool, n) for the 53-bit integers k of the twister's next n float64 uniforms: bernoulli's
+    draw. The fast path registers a compiled twin (tinygrad_like/fast/streams.py), equal bit for bit."""
+    return bits53(bits, n) < threshold
+
+
+def bernoulli_threshold(p: float) -> int:
+    """T = ⌈p·2^53⌉ for 0 ≤ p ≤ 1: a uniform u = k·2^-53 is below p exactly when the integer k is below T
+    (p·2^53 is exact, and k < x ⟺ k < ⌈x⌉ for an integer k), so bernoulli compares the 53-bit integers
+    themselves and skips making the floats."""
+    return math.ceil(p * 2.0 ** 53)
+
 
 def _box_muller_16(u: np.ndarray, work, mean: float, std: float) -> np.ndarray:
     """(blocks, 16) uniforms -> (blocks, 16) normals: columns 0-7 give u1 = 1 − u, columns 8-15 give θ = 2π·u;
