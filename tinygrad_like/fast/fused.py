@@ -32,7 +32,7 @@ from tinygrad_like.fast import flash, pool
 from tinygrad_like.fast.arrays import array_max, array_sum, constant, keep_dot, keep_sum, rows_sum, swap_last
 from tinygrad_like.fast.kernels import compiled
 from tinygrad_like.fast.memory import pieces, row_pieces
-from tinygrad_like.fast.normal_cdf import normal_cdf
+from tinygrad_like.fast.normal_cdf import normal_cdf_of
 from tinygrad_like.function import Function, state
 from tinygrad_like.ops import ScatterAdd, unbroadcast
 from tinygrad_like.tensor import Tensor
@@ -515,8 +515,10 @@ class GeluErf(Fused):
     cache-sized pieces, one run per thread of the pool. numpy has no erf: Φ comes from erf.py's
     (float64), from normal_cdf.py's few steps (float32, to its rounding), or from the C library's vector
     erf in the `fast` extra's kernel. The kernels recompute Φ in backward, as Gelu does; the numpy body,
-    for which Φ is most of the op's cost, keeps it from forward instead (one array held per layer
-    between forward and backward, `self.cdf`, gone when backward frees the node).
+    for which Φ is most of the op's cost, makes the whole slope Φ(x) + x·φ(x) in forward instead, from
+    the x² that Φ needs too, and keeps it (one array held per layer between forward and backward,
+    `self.slope`, gone when backward frees the node; not made while gradients are off), so that
+    backward is one product. Either way the same numbers: the same steps on the same values.
     """
     composite = "gelu_erf"
 
@@ -525,67 +527,94 @@ class GeluErf(Fused):
 
     def forward(self, x):
         run = compiled(gelu_erf_forward, x)
-        self.cdf = np.empty(x.shape, x.dtype) if run is gelu_erf_forward else None
-        return run(x) if self.cdf is None else gelu_erf_forward(x, self.cdf)
+        keep = run is gelu_erf_forward and state.grad_enabled
+        self.slope = np.empty(x.shape, x.dtype) if keep else None
+        return run(x) if self.slope is None else gelu_erf_forward(x, self.slope)
 
     def backward(self, grad, out):
         x = self.parents[0]
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_erf_slope(x)
-        if self.cdf is not None:
-            return Tensor._result(gelu_erf_backward(grad._data, x._data, self.cdf), None)
+        if self.slope is not None:
+            return Tensor._result(gelu_erf_backward(grad._data, x._data, self.slope), None)
         return Tensor._result(compiled(gelu_erf_backward, grad._data, x._data)(grad._data, x._data), None)
 
 
-def gelu_erf_forward(x: np.ndarray, cdf: np.ndarray | None = None) -> np.ndarray:
-    """The exact GELU of x, on cache-sized pieces cut into one run per thread of the pool; Φ(x) is
-    written into `cdf` (x's shape and dtype, contiguous) when it is given."""
+def gelu_erf_forward(x: np.ndarray, slope: np.ndarray | None = None) -> np.ndarray:
+    """The exact GELU of x, on cache-sized pieces cut into one run per thread of the pool; the slope
+    Φ(x) + x·φ(x) written into `slope` (x's shape and dtype, contiguous) when it is given."""
     y = np.empty(x.shape, x.dtype)
-    cdf = np.empty(x.shape, x.dtype) if cdf is None else cdf
-    pool.run_in_runs(_gelu_erf_run, pieces(y, cdf, np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    arrays = (y, np.ascontiguousarray(x)) + (() if slope is None else (slope,))
+    pool.run_in_runs(_gelu_erf_run, pieces(*arrays, size=PIECE), x.nbytes)
     return y
 
 
-def gelu_erf_backward(g: np.ndarray, x: np.ndarray, cdf: np.ndarray | None = None) -> np.ndarray:
-    """g · (Φ(x) + x·φ(x)), on cache-sized pieces cut into one run per thread of the pool; Φ(x) read from
-    `cdf` when it is given (gelu_erf_forward's), else made again from x."""
+def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = None) -> np.ndarray:
+    """g · (Φ(x) + x·φ(x)), on cache-sized pieces cut into one run per thread of the pool: g times `slope`
+    when it is given (gelu_erf_forward's), else with the slope made again from x."""
     dx = np.empty(x.shape, x.dtype)
-    arrays = (dx, np.ascontiguousarray(g), np.ascontiguousarray(x)) + (() if cdf is None else (cdf,))
-    pool.run_in_runs(_gelu_erf_grads, pieces(*arrays, size=PIECE), x.nbytes)
+    if slope is not None:
+        pool.run_in_runs(_times_slope, pieces(dx, np.ascontiguousarray(g), slope, size=PIECE), x.nbytes)
+        return dx
+    pool.run_in_runs(_gelu_erf_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x), size=PIECE),
+                     x.nbytes)
     return dx
 
 
 def _gelu_erf_run(run):
-    """y = x·Φ(x), Φ(x) into cdf, on each (y, cdf, x) piece of a run."""
-    work = np.empty((2, max(x.size for *_, x in run)), run[0][-1].dtype)
-    for y, cdf, x in run:
-        np.multiply(_cdf(x, cdf, work[:, :x.size].reshape((2,) + x.shape)), x, out=y)
+    """y = x·Φ(x) on each (y, x) or (y, x, slope) piece of a run; into slope, Φ(x) + x·φ(x)."""
+    work = np.empty((3, max(piece[1].size for piece in run)), run[0][1].dtype)
+    for y, x, *kept in run:
+        square, cdf, scratch = (w[:x.size].reshape(x.shape) for w in work)
+        cdf = kept[0] if kept else cdf
+        _cdf(x, _square(x, square), cdf, scratch)
+        np.multiply(cdf, x, out=y)
+        if kept:
+            _add_x_density(x, square, cdf, scratch)
 
 
 def _gelu_erf_grads(run):
-    """dx = g·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π), on each (dx, g, x) or (dx, g, x, Φ(x)) piece of a run."""
-    work = np.empty((3, max(piece[2].size for piece in run)), run[0][2].dtype)
-    for dx, g, x, *saved in run:
-        density = np.multiply(x, x, out=dx)
-        density *= -0.5
-        np.exp(density, out=density)
-        density *= x
-        density *= INV_SQRT_2PI                         # x·φ(x)
-        density += saved[0] if saved else _cdf(x, work[0, :x.size].reshape(x.shape),
-                                               work[1:, :x.size].reshape((2,) + x.shape))
-        density *= g
+    """dx = g·(Φ(x) + x·φ(x)) on each (dx, g, x) piece of a run, the slope made from x."""
+    work = np.empty((2, max(piece[2].size for piece in run)), run[0][2].dtype)
+    for dx, g, x in run:
+        square, scratch = (w[:x.size].reshape(x.shape) for w in work)
+        _cdf(x, _square(x, square), dx, scratch)
+        _add_x_density(x, square, dx, scratch)
+        dx *= g
 
 
-def _cdf(x: np.ndarray, out: np.ndarray, work: np.ndarray) -> np.ndarray:
-    """Φ(x) = ½(1 + erf(x/√2)) into out, with work (two arrays of x's shape) as scratch: for float32,
-    normal_cdf.py's few steps, accurate to float32 rounding; otherwise with erf.py's erf, accurate to
-    float64 rounding."""
+def _times_slope(run):
+    """dx = g·slope on each (dx, g, slope) piece of a run."""
+    for dx, g, slope in run:
+        np.multiply(slope, g, out=dx)
+
+
+def _square(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """x² into out; past |x| ≈ 1.8e19 (float32) it is inf, and both Φ and φ take that as they should (0 or 1,
+    and 0), so the overflow is not reported."""
+    with np.errstate(over="ignore"):
+        return np.multiply(x, x, out=out)
+
+
+def _cdf(x: np.ndarray, square: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """Φ(x) = ½(1 + erf(x/√2)) into out, given x² (`square`), with scratch (an array of x's shape): for
+    float32, normal_cdf.py's few steps, accurate to float32 rounding; otherwise with erf.py's erf,
+    accurate to float64 rounding."""
     if x.dtype == np.float32:
-        return normal_cdf(x, out, work)
-    out[...] = erf(np.multiply(x, SQRT_HALF, out=work[0]))
+        return normal_cdf_of(x, square, out)
+    out[...] = erf(np.multiply(x, SQRT_HALF, out=scratch))
     out += 1
     out *= 0.5
     return out
+
+
+def _add_x_density(x: np.ndarray, square: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    """out += x·φ(x), φ(x) = e^(−x²/2)/√(2π), given x² (`square`), with scratch (x's shape)."""
+    density = np.multiply(square, -0.5, out=scratch)
+    np.exp(density, out=density)
+    density *= x
+    density *= INV_SQRT_2PI
+    out += density
 
 
 class Silu(Fused):
