@@ -1,22 +1,24 @@
-"""PyTorch's bernoulli draw (dropout's mask on tinygrad_like.torch) in one compiled pass, for
+"""PyTorch's bernoulli draw (dropout's mask on tinygrad_like.torch) in compiled passes, for
 pytorch_streams/generator.py's `keep_below`, registered with dispatch as "keep_below".
 
 The plain draw asks numpy's MT19937 for 2n words (one call through a function pointer per word), pairs
 them into 53-bit integers k and compares k with the threshold, in five numpy passes. Here numba runs the
-twister itself on a copy of numpy's state (its 624 words and position), writing the words into a buffer,
-then pairs and compares them in a second pass, and hands the state back: the same words, so the same mask,
-bit for bit (tests/test_torch_generator.py).
+twister itself on numpy's own state (its 624 words and the position of the next one), writing the words
+into a buffer, then pairs and compares them in a second pass: the same words, so the same mask, bit for
+bit, and the stream left where the plain draw leaves it (tests/test_torch_generator.py).
 
-The Mersenne Twister MT19937 (Matsumoto and Nishimura, ACM TOMACS 8, 1998): every 624 words the state
-is regenerated ("twisted"), word i from words i, i + 1 and i + 397 (mod 624); each word handed out is
-"tempered" by four shift-and-mask steps. numpy's MT19937 keeps the position of the next word in its
-state and twists when that position reaches 624, as below.
+numpy's state is read and written in place, through the address numpy gives (`bits.ctypes.state_address`,
+a C struct of the 624 uint32 words, then the position as a C int), under the bit generator's lock. That
+layout is numpy's, not a promise: `_layout_holds` checks it once against `bits.state` (numpy's public
+copy); where it does not hold, the words and position go through `bits.state` instead, a copy each way.
 
 Runs when the fast kernels do (numba imports, TINYGRAD_LIKE_KERNELS is not off) and the draw is large
-enough to pay for the state's round trip; otherwise the plain draw runs.
+enough to pay for a compiled call; otherwise the plain draw runs.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import sys
 
 import numpy as np
@@ -24,7 +26,8 @@ import numpy as np
 from tinygrad_like.fast.kernels.switch import choice, numba_importable
 from tinygrad_like.pytorch_streams.generator import keep_below as plain_keep_below
 
-MIN_DRAWS = 4096        # below this, the state's round trip (two dicts, a 624-word copy) costs what it saves
+MIN_DRAWS = 512         # below this many draws, the plain one costs less than a compiled call
+WORDS = 624
 
 
 def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
@@ -33,11 +36,34 @@ def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
             or not numba_importable()):
         return plain_keep_below(bits, threshold, n)
     from tinygrad_like.fast.kernels.numba_twister import pairs_below, words_into  # loads numba: only now
-    state = bits.state["state"]
-    key = np.array(state["key"], dtype=np.uint32)
     words = np.empty(2 * n, dtype=np.uint32)
-    position = words_into(key, int(state["pos"]), words)
-    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": position}}
+    with bits.lock:
+        if _layout_holds():
+            key, position = _state_in_place(bits)
+            position[0] = words_into(key, int(position[0]), words)
+        else:
+            state = bits.state["state"]
+            key = np.array(state["key"], dtype=np.uint32)
+            at = words_into(key, int(state["pos"]), words)
+            bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": at}}
     out = np.empty(n, dtype=bool)
-    pairs_below(words.view(np.uint64), threshold, out)   # needs a little-endian machine: see pairs_below
+    pairs_below(words.view(np.uint64), threshold, out)   # a little-endian machine's pairs: see pairs_below
     return out
+
+
+def _state_in_place(bits: np.random.MT19937) -> tuple:
+    """numpy arrays over the MT19937's own C state: its 624 words (uint32) and the position (one C int)."""
+    address = bits.ctypes.state_address
+    key = np.ctypeslib.as_array((ctypes.c_uint32 * WORDS).from_address(address))
+    position = np.ctypeslib.as_array((ctypes.c_int * 1).from_address(address + WORDS * 4))
+    return key, position
+
+
+@functools.lru_cache(maxsize=1)
+def _layout_holds() -> bool:
+    """Whether _state_in_place reads what bits.state says, on a bit generator put in a known state."""
+    bits = np.random.MT19937()
+    key = np.arange(1, WORDS + 1, dtype=np.uint32) * np.uint32(2654435761)
+    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 311}}
+    seen_key, seen_position = _state_in_place(bits)
+    return bool((seen_key == key).all() and seen_position[0] == 311)
