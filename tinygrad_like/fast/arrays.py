@@ -75,16 +75,22 @@ def swap_last(a):
 def add_rows(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
     """out[rows] += values, repeated rows adding up: sort the rows, sum each run of equal rows with
     np.add.reduceat, write each row once.
-    The same sums as np.add.at (ops.ScatterAdd's plain kernel), in one pass per distinct row."""
+    The sums of np.add.at (ops.ScatterAdd's plain kernel) in one pass per distinct row, to rounding:
+    reduceat adds a run of 8 or more in numpy's pairwise order, np.add.at one by one
+    (tests/test_add_rows.py)."""
     if rows.size == 0:
         return
-    rows = np.where(rows < 0, rows + out.shape[0], rows)
+    if rows.min() < 0:
+        rows = np.where(rows < 0, rows + out.shape[0], rows)
     if (rows[1:] > rows[:-1]).all():           # already sorted and distinct, like positions 0..T-1
         out[rows] += values
         return
     order = np.argsort(rows, kind="stable")
     rows = rows[order]
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    first = np.empty(rows.size, dtype=bool)    # where each run of equal rows starts
+    first[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
     out[rows[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
 
