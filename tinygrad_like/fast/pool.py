@@ -212,8 +212,9 @@ def _hold_blas() -> None:
 
 
 def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.ndarray:
-    """a @ b (+ add) for a (..., n, k) and b (k, m), or a and b (s, n, k), (s, k, m): numpy's product, with
-    the rows of a (or, for two stacks, the stacks) shared out among the pool's threads when the product has
+    """a @ b (+ add) for a (..., n, k) and b (k, m), or stacks a (s, ..., n, k) and b (s, ..., k, m) of the same
+    leading shape (attention's heads): numpy's product, with the rows of a (or, for two stacks, the stacks
+    along their first axis) shared out among the pool's threads when the product has
     at least MIN_FLOPS; each thread writes its own rows of the result, and adds `add` (a bias, broadcast
     over rows) to them while they are still in its cache, instead of one more pass over the whole output
     after. Other shapes: np.matmul, then the add."""
@@ -224,8 +225,8 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.nd
             out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
             _share_rows(rows, b, out, n, add)
             return out.reshape(*a.shape[:-1], b.shape[-1])
-        if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] >= n:
-            out = np.empty((a.shape[0], a.shape[1], b.shape[-1]), np.result_type(a, b))
+        if a.ndim == b.ndim >= 3 and a.shape[:-2] == b.shape[:-2] and a.shape[0] >= n:   # stacks of one shape
+            out = np.empty(a.shape[:-1] + b.shape[-1:], np.result_type(a, b))
             _share_rows(a, b, out, n, add)
             return out
     out = np.matmul(a, b)
@@ -236,7 +237,7 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.nd
 
 def _share_rows(a, b, out, n: int, add=None) -> None:
     """out = a @ b (+ add), cut along the first axis of a (and of b and out when b is a stack) into n parts."""
-    cuts, stacked = _cuts(len(a), n), b.ndim == 3
+    cuts, stacked = _cuts(len(a), n), b.ndim >= 3
 
     def part(i):
         lo, hi = cuts[i], cuts[i + 1]
