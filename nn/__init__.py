@@ -1,6 +1,27 @@
 """nn: transformer layers, optimizers and checkpoints, built only from tinygrad_like's Tensor ops."""
 from nn import init, lr_scheduler, optim, state
-from nn.activations import GELU, Flatten, Identity, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from nn.activations import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Flatten,
+    Identity,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Unflatten,
+)
 from nn.attention import Attention, KVCache
 from nn.batchnorm import BatchNorm1d
 from nn.block import Block
@@ -13,4 +34,5 @@ from nn.mlp import MLP
 from nn.module import HookPoint, Module
 from nn.moe import MoE
 from nn.norm import LayerNorm, RMSNorm
+from nn.piecewise import Hardshrink, Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU, Softshrink, Threshold
 from nn.rope import RoPE, apply_rope

@@ -1,4 +1,5 @@
 """Activations and other parameter-free layers as modules, for `nn.Sequential(Linear, ReLU(), ...)`.
+(The piecewise-linear ones, hardtanh, relu6, the shrinks, PReLU and RReLU, are in nn/piecewise.py.)
 
 Each is one call into a Tensor op (or tinygrad_like.functional), so its gradient and its drawing are
 the op's own; as layers they get a box in `draw_graph`, named like PyTorch's (`net.1`).
@@ -52,6 +53,87 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
+class ELU(Module):
+    """x for x > 0, α(eˣ − 1) elsewhere (Clevert et al. 2015)."""
+
+    def __init__(self, alpha: float = 1.0):
+        self.alpha = alpha
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.elu(self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class CELU(ELU):
+    """x for x > 0, α(e^(x/α) − 1) elsewhere: an ELU whose slope at 0 is 1 for every α."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.celu(x, self.alpha)
+
+
+class SELU(Module):
+    """scale·elu(x, α) with SELU's constants (self-normalising networks)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.selu(x)
+
+
+class GLU(Module):
+    """a·σ(b), a and b the halves of `dim`: (..., 2n) -> (..., n)."""
+
+    def __init__(self, dim: int = -1):
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(Module):
+    """log σ(x), without overflow at any x."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.logsigmoid(x)
+
+
+class Mish(Module):
+    """x·tanh(softplus(x))."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.mish(x)
+
+
+class Softplus(Module):
+    """log(1 + e^(βx))/β, and x where βx > threshold."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.softplus(self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softsign(x)
+
+
+class Tanhshrink(Module):
+    """x − tanh(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanhshrink(x)
+
+
 class Softmax(Module):
     """e^x / Σ e^x along `dim`: (..., n) -> (..., n), each slice along dim summing to 1."""
 
@@ -72,6 +154,13 @@ class LogSoftmax(Softmax):
         return x.log_softmax(self.dim)
 
 
+class Softmin(Softmax):
+    """softmax(−x) along `dim`."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return (-x).softmax(self.dim)
+
+
 class Flatten(Module):
     """(N, d1, d2, ...) -> (N, d1·d2·...): dimensions start_dim..end_dim joined into one (PyTorch's
     default keeps the batch dimension 0)."""
@@ -84,6 +173,19 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Flatten's inverse: dimension `dim` of size d1·d2·... becomes dimensions `unflattened_size` (d1, d2, ...)."""
+
+    def __init__(self, dim: int, unflattened_size):
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class Identity(Module):

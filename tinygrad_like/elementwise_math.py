@@ -76,7 +76,7 @@ class Atanh(Function):
 class Expm1(Function):
     """e^x − 1, exact for tiny x, where exp(x) − 1 loses every digit."""
     def forward(self, x): return np.expm1(x)
-    def backward(self, grad, out): return grad * (out + 1)                # d(e^x − 1) = e^x
+    def backward(self, grad, out): return grad * self.parents[0].exp()   # d(e^x − 1) = e^x (not out + 1: 0 at x < −37)
 
 
 class Atan2(Function):
@@ -178,8 +178,9 @@ class ElementwiseMathMixin:
 
     # ---------------------------------------------------------------- activations
     def elu(self, alpha: float = 1.0) -> Tensor:
-        """x for x > 0, α(e^x − 1) elsewhere; the derivative at 0 is α, as in PyTorch."""
-        return (self > 0).where(self, self.expm1() * alpha)
+        """x for x > 0, α(e^x − 1) elsewhere; the derivative at 0 is α, as in PyTorch. The exponential reads
+        min(x, 0), so a large x never overflows it (e^x = inf would make the unused branch's gradient 0·inf = NaN)."""
+        return (self > 0).where(self, self.clamp(max=0).expm1() * alpha)
 
     def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
         """x for x > 0, negative_slope·x elsewhere; the derivative at 0 is negative_slope, as in PyTorch."""

@@ -1,4 +1,8 @@
 """`import tinygrad_like.functional as F`: torch.nn.functional's names, whose code lives in the PyTorch
-dialect (tinygrad_like/dialect/functional.py); this module is their public address."""
+dialect (tinygrad_like/dialect/functional.py, activations.py); this module is their public address."""
+from tinygrad_like.dialect import activations as _activations
+from tinygrad_like.dialect import functional as _functional
+from tinygrad_like.dialect.activations import *  # noqa: F401,F403
 from tinygrad_like.dialect.functional import *  # noqa: F401,F403
-from tinygrad_like.dialect.functional import __all__  # noqa: F401
+
+__all__ = [*_functional.__all__, *_activations.__all__]

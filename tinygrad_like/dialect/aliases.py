@@ -209,6 +209,21 @@ class Aliases:
     @property
     def nbytes(self) -> int: return self._data.nbytes
 
+    # ---------------------------------------------------------------- the activations PyTorch's Tensor has as methods
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        """x where |x| > λ, 0 elsewhere (F.hardshrink)."""
+        return ((self > lambd) | (self < -lambd)).where(self, 0.0)
+
+    def prelu(self, weight) -> Tensor:
+        """x for x > 0, a·x elsewhere, the slopes a learned (F.prelu, nn.PReLU): `weight` holds one slope,
+        or one per channel (dimension 1 of self (N, C, ...); a tensor of fewer dimensions has one channel)."""
+        slopes, channels = weight.numel(), self.shape[1] if self.ndim > 1 else 1
+        if weight.ndim > 1 or slopes not in (1, channels):
+            raise ShapeError(f"prelu: weight {weight.shape} must hold 1 slope or one per channel (dimension 1, "
+                             f"{channels} here) of input {self.shape}")
+        a = weight.reshape(()) if slopes == 1 else weight.reshape(slopes, *([1] * (self.ndim - 2)))
+        return (self > 0).where(self, self * a)
+
     # ---------------------------------------------------------------- in place, by name (and the loop below)
     absolute_ = _in_place("abs")
     arccos_, arcsin_, arctan_, arctan2_ = (_in_place(n) for n in ("acos", "asin", "atan", "atan2"))

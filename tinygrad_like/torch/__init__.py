@@ -18,7 +18,7 @@ tinygrad_like/dialect/printing.py); `use_pytorch_printing(False)` gives the engi
 """
 from tinygrad_like import Tensor
 from tinygrad_like.dialect.printing import use_pytorch_printing
-from tinygrad_like.torch import _functions, _refuse, _tensor_types, _tensors
+from tinygrad_like.torch import _functions, _nn_functions, _refuse, _tensor_types, _tensors
 from tinygrad_like.torch._importer import install, uninstall
 from tinygrad_like.torch._names import supported_names
 from tinygrad_like.torch._tensor_types import (
@@ -99,6 +99,7 @@ from tinygrad_like.torch._tensors import (
 from tinygrad_like.torch.serialization import load, save
 
 globals().update(_functions.FUNCTIONS)
+globals().update(_nn_functions.NN_FUNCTIONS)
 
 from tinygrad_like.torch import amp, autograd, backends, cuda, distributed, nn, optim, utils  # noqa: E402 (they import the names above)
 from tinygrad_like.torch.amp import GradScaler, autocast  # noqa: E402
@@ -108,6 +109,6 @@ use_pytorch_printing()   # tensors and shapes print as PyTorch's, for a script r
 __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
 
-__all__ = ["Tensor", *_tensors.__all__, *_tensor_types.__all__, *_functions.FUNCTIONS, "save", "load", "autograd",
-           "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast", "GradScaler", "install",
-           "uninstall", "supported_names"]
+__all__ = ["Tensor", *_tensors.__all__, *_tensor_types.__all__, *_functions.FUNCTIONS, *_nn_functions.NN_FUNCTIONS,
+           "save", "load", "autograd", "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast",
+           "GradScaler", "install", "uninstall", "supported_names"]

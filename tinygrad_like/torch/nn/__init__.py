@@ -12,9 +12,12 @@ import numpy as np
 import nn as _nn
 from nn import (
     GELU,
+    GLU,
     CrossEntropyLoss,
     Flatten,
+    Hardshrink,
     Identity,
+    LogSigmoid,
     LogSoftmax,
     Module,
     ModuleDict,
@@ -23,7 +26,13 @@ from nn import (
     Sequential,
     Sigmoid,
     Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Unflatten,
 )
 from tinygrad_like import Tensor
 from tinygrad_like import random as _random
@@ -34,7 +43,9 @@ from tinygrad_like.torch.nn.parallel import DataParallel
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "ReLU",
            "LeakyReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "Softmax", "LogSoftmax", "Flatten", "Identity", "Sequential",
            "ModuleList", "ModuleDict", "CrossEntropyLoss", "MSELoss", "DataParallel", "functional", "init", "parallel",
-           "utils"]
+           "utils", "ELU", "CELU", "SELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid",
+           "Mish", "PReLU", "RReLU", "ReLU6", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink",
+           "Threshold", "Unflatten"]
 
 
 def _dtype(dtype, device, layer: str) -> str:
@@ -144,6 +155,69 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}"
+
+
+class ELU(_nn.ELU):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__(alpha)
+        self.inplace = inplace
+
+
+class CELU(_nn.CELU):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__(alpha)
+        self.inplace = inplace
+
+
+class SELU(_nn.SELU):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class Mish(_nn.Mish):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class Hardsigmoid(_nn.Hardsigmoid):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class Hardswish(_nn.Hardswish):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class Hardtanh(_nn.Hardtanh):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False, min_value=None,
+                 max_value=None):
+        # min_value and max_value are PyTorch's deprecated spellings of min_val and max_val
+        super().__init__(min_val if min_value is None else min_value, max_val if max_value is None else max_value)
+        self.inplace = inplace
+
+
+class ReLU6(_nn.ReLU6):
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class RReLU(_nn.RReLU):
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__(lower, upper)
+        self.inplace = inplace
+
+
+class Threshold(_nn.Threshold):
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__(threshold, value)
+        self.inplace = inplace
+
+
+class PReLU(_nn.PReLU):
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__(num_parameters, init, dtype=_dtype(dtype, device, "PReLU"))
 
 
 __getattr__ = module_getattr("torch.nn")

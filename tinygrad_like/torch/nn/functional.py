@@ -14,6 +14,7 @@ import math
 
 from tinygrad_like import Tensor
 from tinygrad_like import functional as _F
+from tinygrad_like.dialect.activations import *  # noqa: F401,F403 (re-exported: elu, selu, glu, hardswish, ...)
 from tinygrad_like.functional import (  # noqa: F401 (re-exported)
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
