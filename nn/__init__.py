@@ -26,10 +26,35 @@ from nn.attention import Attention, KVCache
 from nn.batchnorm import BatchNorm1d
 from nn.block import Block
 from nn.containers import ModuleDict, ModuleList, Sequential
+from nn.distance import CosineSimilarity, PairwiseDistance
 from nn.dropout import Dropout
 from nn.embedding import Embedding
 from nn.linear import Linear
-from nn.losses import CrossEntropyLoss, MSELoss
+from nn.losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+)
+from nn.margin_losses import (
+    CosineEmbeddingLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from nn.mlp import MLP
 from nn.module import HookPoint, Module
 from nn.moe import MoE

@@ -16,7 +16,8 @@ from test_ops_gradcheck import (
     check_forward_matches_numpy,
     inputs_for,
 )
-from tinygrad_like import gradcheck, gradgradcheck
+from tinygrad_like import Tensor, gradcheck, gradgradcheck
+from tinygrad_like.dialect.losses import weighted_cross_entropy, weighted_nll_loss
 
 CASES = []
 
@@ -64,6 +65,97 @@ case("prelu", [(2, 3), (1,)], lambda x, w: F.prelu(x, w), lambda x, w: np.where(
      label="one-slope")
 case("rrelu", [(3, 4)], lambda x: F.rrelu(x, 0.1, 0.3), lambda x: np.where(x > 0, x, 0.2 * x), kind="distinct",
      label="eval")
+
+# ---------------------------------------------------------------- losses (targets fixed arrays, inputs differentiable)
+SIGNS = np.array([[1.0, -1, 1, 1], [-1, -1, 1, -1], [1, 1, -1, 1]])
+LABELS = np.array([2, 0, 3])
+MULTILABEL = np.array([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 0, 0, 0]])
+W4 = np.array([0.5, 1.0, 2.0, 0.3])
+
+
+def np_multi_margin(x, y, p, margin, w=None):
+    total = np.zeros(len(y))
+    for n, cls in enumerate(y):
+        for i in range(x.shape[1]):
+            if i != cls:
+                total[n] += max(0.0, margin - x[n, cls] + x[n, i]) ** p * (1 if w is None else w[cls])
+    return total / x.shape[1]
+
+
+def np_multilabel_margin(x, y):
+    total = np.zeros(len(y))
+    for n, row in enumerate(y):
+        targets = list(row[:list(row).index(-1)] if -1 in row else row)
+        for j in targets:
+            for i in range(x.shape[1]):
+                if i not in targets:
+                    total[n] += max(0.0, 1 - x[n, j] + x[n, i])
+    return total / x.shape[1]
+
+
+def np_log_softmax(x, axis):
+    return x - np.log(np.exp(x).sum(axis, keepdims=True))
+
+
+case("l1_loss", [(3, 4), (3, 4)], lambda x, y: F.l1_loss(x, y), lambda x, y: np.abs(x - y).mean(), kind="distinct")
+case("l1_loss", [(3, 4), (3, 4)], lambda x, w: F.l1_loss(x, Tensor(SIGNS * 0.3), reduction="sum", weight=w),
+     lambda x, w: (np.abs(x - SIGNS * 0.3) * w).sum(), kind="distinct", label="weight")
+case("smooth_l1_loss", [(3, 4), (3, 4)], lambda x, y: F.smooth_l1_loss(x, y, beta=0.35, reduction="none"),
+     lambda x, y: np.where(np.abs(x - y) < 0.35, 0.5 * (x - y) ** 2 / 0.35, np.abs(x - y) - 0.175), kind="distinct")
+case("huber_loss", [(3, 4), (3, 4)], lambda x, y: F.huber_loss(x, y, delta=0.35),
+     lambda x, y: np.where(np.abs(x - y) < 0.35, 0.5 * (x - y) ** 2, 0.35 * (np.abs(x - y) - 0.175)).mean(),
+     kind="distinct")
+case("kl_div", [(3, 4), (3, 4)], lambda x, t: F.kl_div(x.log_softmax(1), t.softmax(1), reduction="batchmean"),
+     lambda x, t: (np.exp(np_log_softmax(t, 1)) * (np_log_softmax(t, 1) - np_log_softmax(x, 1))).sum() / 3)
+case("kl_div", [(3, 4), (3, 4)], lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+     lambda x, t: (np.exp(t) * (t - x)).sum(), label="log_target")
+case("gaussian_nll_loss", [(3, 4), (3, 4), (3, 4)], lambda x, y, v: F.gaussian_nll_loss(x, y, v, full=True),
+     lambda x, y, v: (0.5 * (np.log(v) + (x - y) ** 2 / v) + 0.5 * np.log(2 * np.pi)).mean(), kind="pos")
+case("gaussian_nll_loss", [(3, 4), (3, 4), (3,)], lambda x, y, v: F.gaussian_nll_loss(x, y, v, reduction="sum"),
+     lambda x, y, v: (0.5 * (np.log(v[:, None]) + (x - y) ** 2 / v[:, None])).sum(), kind="pos", label="row-var")
+case("poisson_nll_loss", [(3, 4), (3, 4)], lambda x, t: F.poisson_nll_loss(x, t),
+     lambda x, t: (np.exp(x) - t * x).mean())
+case("poisson_nll_loss", [(3, 4), (3, 4)], lambda x, t: F.poisson_nll_loss(x, t * 2, log_input=False, full=True),
+     lambda x, t: (x - 2 * t * np.log(x + 1e-8) + np.where(2 * t > 1, 2 * t * np.log(2 * t) - 2 * t
+                                                             + 0.5 * np.log(2 * np.pi * 2 * t), 0)).mean(),
+     kind="pos", label="rate-full")
+case("margin_ranking_loss", [(4,), (4,)], lambda a, b: F.margin_ranking_loss(a, b, SIGNS[0], margin=0.02),
+     lambda a, b: np.maximum(0, -SIGNS[0] * (a - b) + 0.02).mean(), kind="distinct")
+case("hinge_embedding_loss", [(3, 4)], lambda x: F.hinge_embedding_loss(x * 3, SIGNS, margin=0.5, reduction="sum"),
+     lambda x: np.where(SIGNS == 1, 3 * x, np.maximum(0, 0.5 - 3 * x)).sum(), kind="distinct")
+def np_cos_eps(a, b):
+    return (a * b).sum(1) / np.sqrt(((a * a).sum(1) + 1e-12) * ((b * b).sum(1) + 1e-12))
+
+
+case("cosine_embedding_loss", [(3, 4), (3, 4)], lambda a, b: F.cosine_embedding_loss(a, b, SIGNS[:, 0], margin=-0.9),
+     lambda a, b: np.where(SIGNS[:, 0] == 1, 1 - np_cos_eps(a, b), np.maximum(0, np_cos_eps(a, b) + 0.9)).mean())
+case("soft_margin_loss", [(3, 4)], lambda x: F.soft_margin_loss(x, SIGNS),
+     lambda x: np.log1p(np.exp(-SIGNS * x)).mean())
+case("multilabel_soft_margin_loss", [(3, 4)], lambda x: F.multilabel_soft_margin_loss(x, (SIGNS + 1) / 2, weight=W4),
+     lambda x: (-((SIGNS + 1) / 2 * np.log(np_sigmoid(x)) + (1 - SIGNS) / 2 * np.log(np_sigmoid(-x))) * W4)
+     .sum(1).mean() / 4)
+case("multi_margin_loss", [(3, 4)], lambda x: F.multi_margin_loss(x, LABELS, margin=0.25, reduction="none"),
+     lambda x: np_multi_margin(x, LABELS, 1, 0.25), kind="distinct")
+case("multi_margin_loss", [(3, 4)], lambda x: F.multi_margin_loss(x, LABELS, p=2, weight=W4),
+     lambda x: np_multi_margin(x, LABELS, 2, 1.0, W4).mean(), kind="distinct", label="p2-weight")
+case("multilabel_margin_loss", [(3, 4)], lambda x: F.multilabel_margin_loss(x * 0.3, MULTILABEL, reduction="none"),
+     lambda x: np_multilabel_margin(x * 0.3, MULTILABEL), kind="distinct")
+case("triplet_margin_loss", [(3, 4), (3, 4), (3, 4)], lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=3.0),
+     lambda a, p, n: np.maximum(0, 3 + np.linalg.norm(a - p + 1e-6, axis=1) - np.linalg.norm(a - n + 1e-6, axis=1))
+     .mean())
+case("nll_loss", [(3, 4)], lambda x: weighted_nll_loss(x, LABELS, W4),
+     lambda x: -(x[np.arange(3), LABELS] * W4[LABELS]).sum() / W4[LABELS].sum(), label="weight")
+case("cross_entropy", [(3, 4)], lambda x: weighted_cross_entropy(x, LABELS, W4, label_smoothing=0.2, reduction="sum"),
+     lambda x: (0.8 * -(np_log_softmax(x, 1)[np.arange(3), LABELS] * W4[LABELS])
+                + 0.05 * -(np_log_softmax(x, 1) * W4).sum(1)).sum(), label="weight-smoothing")
+
+# ---------------------------------------------------------------- distances
+case("cosine_similarity", [(3, 4), (3, 4)], lambda a, b: F.cosine_similarity(a, b),
+     lambda a, b: (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1))
+case("pairwise_distance", [(3, 4), (3, 4)], lambda a, b: F.pairwise_distance(a, b, p=3),
+     lambda a, b: (np.abs(a - b + 1e-6) ** 3).sum(1) ** (1 / 3))
+case("pdist", [(4, 3)], lambda x: F.pdist(x),
+     lambda x: np.array([np.linalg.norm(x[i] - x[j]) for i in range(4) for j in range(i + 1, 4)]))
 
 
 @pytest.mark.parametrize("op, shapes, fn, ref, kind", CASES)

@@ -15,12 +15,13 @@ import math
 from tinygrad_like import Tensor
 from tinygrad_like import functional as _F
 from tinygrad_like.dialect.activations import *  # noqa: F401,F403 (re-exported: elu, selu, glu, hardswish, ...)
+from tinygrad_like.dialect.distances import *  # noqa: F401,F403 (cosine_similarity, pairwise_distance, pdist)
+from tinygrad_like.dialect.losses import *  # noqa: F401,F403 (l1_loss, huber_loss, kl_div, ...)
+from tinygrad_like.dialect.losses import legacy_reduction, weighted, weighted_cross_entropy, weighted_nll_loss
+from tinygrad_like.dialect.margin_losses import *  # noqa: F401,F403 (margin_ranking_loss, triplet_margin_loss, ...)
 from tinygrad_like.functional import (  # noqa: F401 (re-exported)
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
     gelu,
     logsumexp,
-    mse_loss,
     one_hot,
     pad,
     softplus,
@@ -80,18 +81,44 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 def cross_entropy(input: Tensor, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross-entropy of logits (N, C) or (N, C, d1, ...) against class indices (see tinygrad_like.functional)."""
-    _unsupported("cross_entropy", weight=weight is not None, size_average=size_average is not None,
-                 reduce=reduce is not None)
+    """Cross-entropy of logits (N, C) or (N, C, d1, ...) against class indices (see tinygrad_like.functional),
+    or against class probabilities of the logits' shape; `weight` (C,) weighs each class as PyTorch does."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return weighted_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     return _F.cross_entropy(input, target, ignore_index=ignore_index, reduction=reduction,
                             label_smoothing=label_smoothing)
 
 
 def nll_loss(input: Tensor, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
-    _unsupported("nll_loss", weight=weight is not None, size_average=size_average is not None,
-                 reduce=reduce is not None)
+    """−input[target] per position, input holding log-probabilities (N, C) or (N, C, d1, ...); `weight` (C,)
+    weighs each class ("mean" then divides by the weights of the targets kept)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return weighted_nll_loss(input, target, weight, ignore_index, reduction)
     return _F.nll_loss(input, target, ignore_index=ignore_index, reduction=reduction)
+
+
+def mse_loss(input: Tensor, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
+    """(input − target)², times `weight` (input's shape) when given, reduced ("mean": Σ w·d² / Σ w)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        return _F.mse_loss(input, target, reduction=reduction)
+    return weighted(_F.mse_loss(input, target, reduction="none"), weight, reduction, "mse_loss", weighted_mean=True)
+
+
+def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities `input` in [0, 1] (see tinygrad_like.functional)."""
+    return _F.binary_cross_entropy(input, target, weight, legacy_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    """Binary cross-entropy of σ(input), from the logits, stable at any logit (see tinygrad_like.functional)."""
+    return _F.binary_cross_entropy_with_logits(input, target, weight, legacy_reduction(size_average, reduce, reduction),
+                                               pos_weight)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
