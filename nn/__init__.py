@@ -25,11 +25,11 @@ from nn.activations import (
 from nn.attention import Attention, KVCache
 from nn.batchnorm import BatchNorm1d
 from nn.block import Block
-from nn.containers import ModuleDict, ModuleList, Sequential
+from nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from nn.distance import CosineSimilarity, PairwiseDistance
-from nn.dropout import Dropout
-from nn.embedding import Embedding
-from nn.linear import Linear
+from nn.dropout import AlphaDropout, Dropout
+from nn.embedding import Embedding, EmbeddingBag
+from nn.linear import Bilinear, Linear
 from nn.losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -58,6 +58,6 @@ from nn.margin_losses import (
 from nn.mlp import MLP
 from nn.module import HookPoint, Module
 from nn.moe import MoE
-from nn.norm import LayerNorm, RMSNorm
+from nn.norm import GroupNorm, LayerNorm, RMSNorm
 from nn.piecewise import Hardshrink, Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU, Softshrink, Threshold
 from nn.rope import RoPE, apply_rope

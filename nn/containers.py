@@ -1,4 +1,5 @@
-"""Containers: `Sequential`, `ModuleList` and `ModuleDict`, layers that hold layers.
+"""Containers: `Sequential`, `ModuleList` and `ModuleDict`, layers that hold layers, and `ParameterList`
+and `ParameterDict`, which hold parameters the same way.
 
 Each child is an attribute named by its index (`"0"`, `"1"`, ...) or its key, so parameter names,
 state dicts and the boxes of `draw_graph` read as PyTorch's do: `net.0.weight`, `blocks.1.sa.heads.0.key`.
@@ -8,7 +9,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterator
 
+import numpy as np
+
 from nn.module import Module
+from tinygrad_like import Tensor
 
 
 def _check_module(container: str, where, module) -> Module:
@@ -118,4 +122,92 @@ class ModuleDict(Module):
         return [getattr(self, key) for key in self._keys]
 
     def items(self) -> list[tuple[str, object]]:
+        return [(key, getattr(self, key)) for key in self._keys]
+
+
+def _as_parameter(container: str, where, value):
+    """value as a parameter: a leaf tensor that requires grad stays itself; another tensor or an array becomes
+    a new leaf that requires grad (sharing a tensor's array), as PyTorch wraps it in a Parameter."""
+    if isinstance(value, Tensor):
+        if value.requires_grad and value._ctx is None:
+            return value
+        return Tensor(value._data, requires_grad=True)
+    if isinstance(value, np.ndarray):
+        return Tensor(value, requires_grad=True)
+    raise TypeError(f"{container}: entry {where!r} must be a Tensor, got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """A list of parameters the model sees, named "0", "1", ... (`weights.0`): for a variable number of
+    weights. Indexing, len, iteration, append and extend as for a list."""
+
+    def __init__(self, values=()):
+        object.__setattr__(self, "_count", 0)
+        self.extend(values)
+
+    def append(self, value) -> "ParameterList":
+        setattr(self, str(self._count), _as_parameter("ParameterList", self._count, value))
+        object.__setattr__(self, "_count", self._count + 1)
+        return self
+
+    def extend(self, values) -> "ParameterList":
+        for value in values:
+            self.append(value)
+        return self
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return (getattr(self, str(i)) for i in range(self._count))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ParameterList(list(self)[index])
+        if not -self._count <= index < self._count:
+            raise IndexError(f"ParameterList: index {index} is out of range for {self._count} parameters")
+        return getattr(self, str(index % self._count))
+
+    def __setitem__(self, index: int, value) -> None:
+        self[index]                                                   # the range check
+        setattr(self, str(index % self._count), _as_parameter("ParameterList", index, value))
+
+
+class ParameterDict(Module):
+    """Parameters by name (`weights.alpha`), with a dict's methods."""
+
+    def __init__(self, parameters=None):
+        object.__setattr__(self, "_keys", [])
+        self.update(parameters or {})
+
+    def __setitem__(self, key: str, value) -> None:
+        if key not in self._keys:
+            self._keys.append(key)
+        setattr(self, key, _as_parameter("ParameterDict", key, value))
+
+    def __getitem__(self, key: str) -> Tensor:
+        if key not in self._keys:
+            raise KeyError(f"ParameterDict: no parameter named {key!r}; it holds {self._keys}")
+        return getattr(self, key)
+
+    def update(self, parameters) -> None:
+        for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
+            self[key] = value
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._keys))
+
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
+    def values(self) -> list[Tensor]:
+        return [getattr(self, key) for key in self._keys]
+
+    def items(self) -> list[tuple[str, Tensor]]:
         return [(key, getattr(self, key)) for key in self._keys]

@@ -1,8 +1,10 @@
-"""`Dropout`: during training, zero each entry with probability p (and scale the rest by 1/(1-p))."""
+"""`Dropout`: during training, zero each entry with probability p (and scale the rest by 1/(1-p));
+`AlphaDropout`, its form for SELU networks, which keeps the mean and variance instead."""
 from __future__ import annotations
 
 from nn.module import Module
 from tinygrad_like import Tensor
+from tinygrad_like import functional as F
 
 
 class Dropout(Module):
@@ -19,6 +21,22 @@ class Dropout(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return x.dropout(self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class AlphaDropout(Module):
+    """While training, entries set to SELU's floor with probability p, then all scaled and shifted so a
+    standardised input keeps mean 0 and variance 1 (F.alpha_dropout); the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5):
+        if not 0 <= p <= 1:
+            raise ValueError(f"AlphaDropout: p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.alpha_dropout(x, self.p, training=self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"

@@ -115,6 +115,8 @@ class Module:
         return handle
 
     def __setattr__(self, key, value):
+        if getattr(value, "is_buffer", False):          # tinygrad_like.torch.nn.Buffer: a buffer by assignment
+            object.__setattr__(self, "_buffer_names", {**vars(self).get("_buffer_names", {}), key: value.persistent})
         if isinstance(value, (Module, list, tuple)) or (isinstance(value, Tensor) and value._ctx is None):
             Module._tree_version += 1
             for child in (value if isinstance(value, (list, tuple)) else (value,)):

@@ -158,6 +158,41 @@ case("pdist", [(4, 3)], lambda x: F.pdist(x),
      lambda x: np.array([np.linalg.norm(x[i] - x[j]) for i in range(4) for j in range(i + 1, 4)]))
 
 
+# ---------------------------------------------------------------- layers
+def np_standardise(x, axes, eps):
+    centred = x - x.mean(axes, keepdims=True)
+    return centred / np.sqrt((centred ** 2).mean(axes, keepdims=True) + eps)
+
+
+BAG_IDS = np.array([1, 2, 4, 4, 3, 2])
+BAG_STARTS = [0, 2, 2, 5]                                    # bags [1, 2], [], [4, 4, 3], [2]
+
+
+def np_bags(w, reduce):
+    bags = [BAG_IDS[a:b] for a, b in zip(BAG_STARTS, BAG_STARTS[1:] + [len(BAG_IDS)])]
+    return np.stack([reduce(w[b]) if len(b) else np.zeros(w.shape[1]) for b in bags])
+
+
+case("group_norm", [(2, 4, 3), (4,), (4,)], lambda x, w, b: F.group_norm(x, 2, w, b),
+     lambda x, w, b: np_standardise(x.reshape(2, 2, 6), 2, 1e-5).reshape(2, 4, 3) * w[:, None] + b[:, None])
+case("batch_norm", [(4, 3, 2), (3,), (3,)], lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+     lambda x, w, b: np_standardise(x, (0, 2), 1e-5) * w[:, None] + b[:, None], label="training")
+case("layer_norm", [(2, 3, 4), (3, 4), (3, 4)], lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
+     lambda x, w, b: np_standardise(x, (1, 2), 1e-5) * w + b, label="2-dims")
+case("rms_norm", [(2, 3, 4), (3, 4)], lambda x, w: F.rms_norm(x, (3, 4), w, eps=1e-6),
+     lambda x, w: x / np.sqrt((x ** 2).mean((1, 2), keepdims=True) + 1e-6) * w)
+case("bilinear", [(2, 3), (2, 4), (5, 3, 4), (5,)], lambda a, b, w, c: F.bilinear(a, b, w, c),
+     lambda a, b, w, c: np.einsum("ni,kij,nj->nk", a, w, b) + c)
+case("embedding_bag", [(5, 3)], lambda w: F.embedding_bag(BAG_IDS, w, BAG_STARTS, mode="mean"),
+     lambda w: np_bags(w, lambda r: r.mean(0)), label="mean")
+case("embedding_bag", [(5, 3)], lambda w: F.embedding_bag(BAG_IDS, w, BAG_STARTS, mode="max"),
+     lambda w: np_bags(w, lambda r: r.max(0)), kind="distinct", label="max")
+# (embedding's padding_idx and scale_grad_by_freq change the gradient on purpose: checked against PyTorch instead)
+case("linear_cross_entropy", [(3, 4), (5, 4), (5,)],
+     lambda x, w, b: F.linear_cross_entropy(x, w, LABELS, linear_bias=b),
+     lambda x, w, b: -np_log_softmax(x @ w.T + b, 1)[np.arange(3), LABELS].mean())
+
+
 @pytest.mark.parametrize("op, shapes, fn, ref, kind", CASES)
 def test_forward_matches_numpy(op, shapes, fn, ref, kind):
     check_forward_matches_numpy(shapes, fn, ref, kind)

@@ -39,6 +39,8 @@ from nn import (
     NLLLoss,
     NLLLoss2d,
     PairwiseDistance,
+    ParameterDict,
+    ParameterList,
     PoissonNLLLoss,
     Sequential,
     Sigmoid,
@@ -59,6 +61,18 @@ from tinygrad_like import Tensor
 from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import check_device, module_getattr
 from tinygrad_like.torch.nn import functional, init, parallel, utils
+from tinygrad_like.torch.nn._layers import (
+    AlphaDropout,
+    Bilinear,
+    Buffer,
+    Container,
+    Embedding,
+    EmbeddingBag,
+    GroupNorm,
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+    factory_kwargs,
+)
 from tinygrad_like.torch.nn.parallel import DataParallel
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "ReLU",
@@ -70,7 +84,9 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "SmoothL1Loss", "KLDivLoss", "GaussianNLLLoss", "PoissonNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
            "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
            "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineSimilarity",
-           "PairwiseDistance"]
+           "PairwiseDistance", "GroupNorm", "Bilinear", "EmbeddingBag", "AlphaDropout", "ParameterList",
+           "ParameterDict", "Container", "Buffer", "factory_kwargs", "LinearCrossEntropyLoss",
+           "LinearCrossEntropyOptions"]
 
 
 def _dtype(dtype, device, layer: str) -> str:
@@ -105,16 +121,6 @@ class Linear(_nn.Linear):
         if self.bias is not None:
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
             init.uniform_(self.bias, -bound, bound)
-
-
-class Embedding(_nn.Embedding):
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None, *args,
-                 device=None, dtype=None, **kwargs):
-        if padding_idx is not None or max_norm is not None or args or any(kwargs.values()):
-            raise NotImplementedError("tinygrad_like.torch: nn.Embedding supports (num_embeddings, embedding_dim) "
-                                      "only; padding_idx, max_norm, sparse, ... are not provided")
-        super().__init__(num_embeddings, embedding_dim, dtype=_dtype(dtype, device, "Embedding"))
-        self.embedding_dim = embedding_dim
 
 
 def _last_dim(normalized_shape, layer: str) -> int:

@@ -1,8 +1,8 @@
-"""torch.nn.functional on the engine: everything tinygrad_like.functional has, plus the activations,
-dropout, embedding, linear, layer_norm, normalize and scaled_dot_product_attention, each one call of an
-engine op (or a few, composed, for leaky_relu and normalize) with PyTorch's argument names and order.
-Options the engine lacks (class weights in cross_entropy) raise NotImplementedError naming them rather
-than being ignored.
+"""torch.nn.functional on the engine: everything tinygrad_like.functional has (activations, losses,
+distances, normalisations, embedding and embedding_bag, bilinear, ...: tinygrad_like/dialect/), plus relu,
+dropout, linear, normalize and scaled_dot_product_attention, each one call of an engine op (or a few,
+composed) with PyTorch's argument names and order, and the losses' class weights and PyTorch's deprecated
+size_average/reduce. Options the engine lacks raise an error naming them rather than being ignored.
 
 `inplace=True` is accepted wherever PyTorch has it: the engine records every op out of place, so the
 result is a new tensor with the values PyTorch returns, and the input keeps its values (code that uses
@@ -16,9 +16,11 @@ from tinygrad_like import Tensor
 from tinygrad_like import functional as _F
 from tinygrad_like.dialect.activations import *  # noqa: F401,F403 (re-exported: elu, selu, glu, hardswish, ...)
 from tinygrad_like.dialect.distances import *  # noqa: F401,F403 (cosine_similarity, pairwise_distance, pdist)
+from tinygrad_like.dialect.layers import *  # noqa: F401,F403 (bilinear, embedding, embedding_bag, alpha_dropout, ...)
 from tinygrad_like.dialect.losses import *  # noqa: F401,F403 (l1_loss, huber_loss, kl_div, ...)
 from tinygrad_like.dialect.losses import legacy_reduction, weighted, weighted_cross_entropy, weighted_nll_loss
 from tinygrad_like.dialect.margin_losses import *  # noqa: F401,F403 (margin_ranking_loss, triplet_margin_loss, ...)
+from tinygrad_like.dialect.norms import *  # noqa: F401,F403 (layer_norm, rms_norm, group_norm, batch_norm)
 from tinygrad_like.functional import (  # noqa: F401 (re-exported)
     gelu,
     logsumexp,
@@ -28,14 +30,14 @@ from tinygrad_like.functional import (  # noqa: F401 (re-exported)
 )
 from tinygrad_like.torch._refuse import module_getattr
 
-__all__ = [*_F.__all__, "relu", "tanh", "sigmoid", "silu", "leaky_relu", "dropout", "embedding", "linear",
-           "layer_norm", "normalize", "scaled_dot_product_attention"]
+__all__ = [*_F.__all__, "relu", "tanh", "sigmoid", "silu", "leaky_relu", "dropout", "linear", "normalize",
+           "scaled_dot_product_attention", "assert_int_or_pair"]
 
 
-def _unsupported(op: str, **options) -> None:
-    given = [k for k, v in options.items() if v]
-    if given:
-        raise NotImplementedError(f"tinygrad_like.torch: F.{op} does not provide {', '.join(given)}")
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """PyTorch's argument check for a size given as one int or a pair: AssertionError(message.format(arg_name))
+    otherwise."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -126,24 +128,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.dropout(p, training=training)
 
 
-def embedding(input, weight: Tensor, padding_idx=None, max_norm=None, *args, **kwargs) -> Tensor:
-    """Rows `input` (integer indices) of `weight` (num_embeddings, dim): (..., dim)."""
-    _unsupported("embedding", padding_idx=padding_idx is not None, max_norm=max_norm is not None)
-    return weight[input]
-
-
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input Wᵀ + b: (..., in) with W (out, in) -> (..., out)."""
     return input.linear(weight, bias)
-
-
-def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
-    """LayerNorm over the last dimension (normalized_shape must be that one dimension here)."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if shape != input.shape[-1:]:
-        raise NotImplementedError(f"tinygrad_like.torch: F.layer_norm normalises the last dimension only; input "
-                                  f"{input.shape} with normalized_shape {normalized_shape}")
-    return input.layernorm(-1, eps, weight, bias)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
