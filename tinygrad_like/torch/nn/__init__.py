@@ -6,6 +6,7 @@ the layer is nn/'s, its forward is nn/'s.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,6 +59,7 @@ from nn import (
     Unflatten,
 )
 from tinygrad_like import Tensor
+from tinygrad_like import functional as F
 from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import check_device, module_getattr
 from tinygrad_like.torch.nn import functional, init, parallel, utils
@@ -69,8 +71,6 @@ from tinygrad_like.torch.nn._layers import (
     Embedding,
     EmbeddingBag,
     GroupNorm,
-    LinearCrossEntropyLoss,
-    LinearCrossEntropyOptions,
     factory_kwargs,
 )
 from tinygrad_like.torch.nn.parallel import DataParallel
@@ -249,6 +249,43 @@ class Threshold(_nn.Threshold):
 class PReLU(_nn.PReLU):
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         super().__init__(num_parameters, init, dtype=_dtype(dtype, device, "PReLU"))
+
+
+@dataclass
+class LinearCrossEntropyOptions:
+    """PyTorch's plan for computing linear_cross_entropy in chunks of the batch, so the (batch, classes) logits
+    are never held whole. Accepted and kept; the engine computes the logits whole, which gives the same value."""
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+
+class LinearCrossEntropyLoss(Module):
+    """A classifier head and its loss: cross_entropy(linear(input), target) with the Linear inside, named
+    `linear` (weight (C·d1·…·dK, in)) as in PyTorch, so its state_dict loads either way."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight=None, ignore_index=None,
+                 label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise ValueError(f"LinearCrossEntropyLoss: weight {tuple(weight.shape)} must be ({num_classes},)")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"LinearCrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.reduction, self.weight, self.ignore_index = reduction, weight, ignore_index
+        self.label_smoothing, self.options = label_smoothing, options
+        self.linear = Linear(in_features, math.prod(self.out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+
+    def forward(self, input: Tensor, target) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = None if self.linear.bias is None else self.linear.bias.reshape(shape)
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
+                                      linear_bias=bias, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)
 
 
 __getattr__ = module_getattr("torch.nn")

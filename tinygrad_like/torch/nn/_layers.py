@@ -1,12 +1,10 @@
 """torch.nn's layers added for issue 26 under PyTorch's constructor arguments (device=/dtype=, PyTorch's
 option names): each subclass translates the arguments and nothing else; the layer and its forward are nn/'s.
-Also PyTorch's small helpers around layers: nn.Buffer, nn.Container, nn.factory_kwargs and the
-LinearCrossEntropyLoss head.
+Also PyTorch's small helpers around layers: nn.Buffer, nn.Container and nn.factory_kwargs.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -136,41 +134,3 @@ def factory_kwargs(kwargs) -> dict:
             raise TypeError(f"factory_kwargs: {key} is given both in **kwargs and in factory_kwargs")
         merged[key] = kwargs[key]
     return merged
-
-
-@dataclass
-class LinearCrossEntropyOptions:
-    """PyTorch's plan for computing linear_cross_entropy in chunks of the batch, so the (batch, classes) logits
-    are never held whole. Accepted and kept; the engine computes the logits whole, which gives the same value."""
-    allow_retain_graph: bool = False
-    batch_chunk_size: int | None = None
-    chunking_method: str | None = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: object = None
-
-
-class LinearCrossEntropyLoss(Module):
-    """A classifier head and its loss: cross_entropy(linear(input), target) with the Linear inside, named
-    `linear` (weight (C·d1·…·dK, in)) as in PyTorch, so its state_dict loads either way."""
-
-    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
-                 device=None, dtype=None, reduction: str = "mean", weight=None, ignore_index=None,
-                 label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None):
-        from tinygrad_like.torch.nn import Linear
-        if weight is not None and tuple(weight.shape) != (num_classes,):
-            raise ValueError(f"LinearCrossEntropyLoss: weight {tuple(weight.shape)} must be ({num_classes},)")
-        if not 0 <= label_smoothing <= 1:
-            raise ValueError(f"LinearCrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
-        self.num_classes, self.out_features = num_classes, tuple(out_features)
-        self.reduction, self.weight, self.ignore_index = reduction, weight, ignore_index
-        self.label_smoothing, self.options = label_smoothing, options
-        self.linear = Linear(in_features, math.prod(self.out_features, start=num_classes), bias=bias, device=device,
-                             dtype=dtype)
-
-    def forward(self, input: Tensor, target) -> Tensor:
-        shape = (self.num_classes, *self.out_features)
-        bias = None if self.linear.bias is None else self.linear.bias.reshape(shape)
-        return F.linear_cross_entropy(input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
-                                      linear_bias=bias, weight=self.weight, reduction=self.reduction,
-                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
-                                      options=self.options)
