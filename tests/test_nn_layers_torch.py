@@ -223,3 +223,49 @@ def test_layer_errors_name_the_op_and_what_to_do():
         tl.nn.Embedding(3, 2, sparse=True)
     with pytest.raises(IndexError, match="embedding: index 5 is outside the table of 3 rows"):
         tF.embedding(tl.tensor([5]), tl.zeros(3, 2))
+
+
+def test_torch_level_forms_take_the_operators_argument_order_and_match_pytorch():
+    torch = pytest.importorskip("torch", reason="compares against PyTorch")
+    a, b, c = (rng.standard_normal((4, 5)) for _ in range(3))
+    signs, labels = np.array([1.0, -1, -1, 1]), (rng.uniform(size=(4, 5)) > 0.5) * 1.0
+    table, ids = rng.standard_normal((6, 3)), np.array([[0, 5], [2, 2]])
+    calls = [
+        lambda t, x, y, z: t.layer_norm(x, (5,), None, None, 1e-3),
+        lambda t, x, y, z: t.group_norm(x.reshape(4, 5, 1), 5),
+        lambda t, x, y, z: t.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, False),
+        lambda t, x, y, z: t.rms_norm(x, [5], None, 1e-6),
+        lambda t, x, y, z: t.bilinear(x, y, z.reshape(4, 5, 1).expand(4, 5, 5)[:2], None),
+        lambda t, x, y, z: t.binary_cross_entropy_with_logits(x, t.sigmoid(y), None, None, 2),
+        lambda t, x, y, z: t.cosine_embedding_loss(x, y, t.tensor(signs), 0.1, 0),
+        lambda t, x, y, z: t.hinge_embedding_loss(x, t.tensor(labels * 2 - 1), 0.5, 2),
+        lambda t, x, y, z: t.margin_ranking_loss(x[:, 0], y[:, 0], t.tensor(signs), 0.2, 1),
+        lambda t, x, y, z: t.triplet_margin_loss(x, y, z, 1.0, 2.0, 1e-6, True, 1),
+        lambda t, x, y, z: t.kl_div(x, y, 2, log_target=True),
+        lambda t, x, y, z: t.poisson_nll_loss(x, t.tensor(labels * 3), True, False, 1e-8, 1),
+        lambda t, x, y, z: t.cosine_similarity(x, y, 0, 1e-8),
+        lambda t, x, y, z: t.pairwise_distance(x, y, 1.0, 1e-6, True),
+        lambda t, x, y, z: t.pdist(x, 2.0),
+        lambda t, x, y, z: t.embedding(t.tensor(table), t.tensor(ids), 2, False, False) * x[0, 0],
+        lambda t, x, y, z: t.celu(x, 0.5) + t.selu(y) + t.threshold(z, 0.1, 2.0)
+        + t.prelu(x, t.tensor([0.3], dtype=t.float64)),
+        lambda t, x, y, z: t.alpha_dropout(x, 0.3, False) + t.dropout(y, 0.3, False) + t.hardshrink(z, 0.2),
+    ]
+    for i, call in enumerate(calls):
+        theirs_in = [torch.tensor(v, requires_grad=True) for v in (a, b, c)]
+        ours_in = [tl.tensor(v, requires_grad=True) for v in (a, b, c)]
+        theirs, ours = call(torch, *theirs_in), call(tl, *ours_in)
+        theirs.sum().backward()
+        ours.sum().backward()
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=str(i))
+        for o, t in zip(ours_in, theirs_in):
+            expected = np.zeros_like(a) if t.grad is None else t.grad.numpy()
+            got = np.zeros_like(a) if o.grad is None else o.grad.numpy()
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12, err_msg=str(i))
+    x = tl.tensor([-1.0, 2.0])
+    assert tl.alpha_dropout_(x, 0.5, False) is x and tl.dropout_(x, 0.5, False) is x
+    weight = tl.tensor([[3.0, 4.0], [0.3, 0.4]])
+    assert tl.embedding_renorm_(weight, tl.tensor([0, 1]), 1.0, 2.0) is weight
+    np.testing.assert_allclose(weight.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    with pytest.raises(AttributeError, match="internal operator behind a layer"):
+        tl.batch_norm_stats  # noqa: B018 (asking for the name is what raises)

@@ -96,6 +96,9 @@ CATEGORIES = [
      "no linear algebra beyond matmul"),
     (("torch", "torch.Tensor"), r"fft|^stft$|^istft$|_window$", "no Fourier transforms or signal windows"),
     (("torch.nn",), r"^Lazy|^Uninitialized", "no lazy modules: give each layer its sizes"),
+    (("torch",), r"^batch_norm_|^embedding_bag$",
+     "PyTorch's internal operator behind a layer, returning its statistics and bookkeeping tensors too: call "
+     "F.batch_norm or F.embedding_bag"),
     (("torch", "torch.Tensor"), r"autocast", "no mixed precision: float32 or float64 throughout"),
     (("torch.optim",), r"^[A-Z]|swap_in_optimizer",
      "SGD, Adam and AdamW only (nn/optim.py's optimizers, the ones the book derives)"),
