@@ -34,6 +34,7 @@ from nn.losses import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HuberLoss,
     KLDivLoss,

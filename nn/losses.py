@@ -151,3 +151,16 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class CTCLoss(_Loss):
+    """The CTC loss of log-probabilities (T, N, C) against label sequences; called as
+    loss(log_probs, targets, input_lengths, target_lengths)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

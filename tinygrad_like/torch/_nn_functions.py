@@ -5,7 +5,7 @@ argument is `train`), each one call of F's function: one implementation per op.
 from __future__ import annotations
 
 from tinygrad_like.dialect import activations as A
-from tinygrad_like.dialect import distances, layers, losses, margin_losses, norms
+from tinygrad_like.dialect import ctc, distances, layers, losses, margin_losses, norms
 from tinygrad_like.dialect.functional import binary_cross_entropy_with_logits as _bce_logits
 from tinygrad_like.dialect.inplace import drawing_from
 
@@ -107,6 +107,11 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return distances.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction=1,
+             zero_infinity: bool = False):
+    return ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
 NN_FUNCTIONS = {
     "selu": A.selu, "selu_": A.selu_, "celu": A.celu, "celu_": A.celu_, "threshold": A.threshold,
     "threshold_": A.threshold_, "prelu": A.prelu, "hardshrink": A.hardshrink, "relu_": A.relu_,
@@ -117,5 +122,5 @@ NN_FUNCTIONS = {
     "cosine_embedding_loss": cosine_embedding_loss, "hinge_embedding_loss": hinge_embedding_loss,
     "margin_ranking_loss": margin_ranking_loss, "triplet_margin_loss": triplet_margin_loss, "kl_div": kl_div,
     "poisson_nll_loss": poisson_nll_loss, "cosine_similarity": cosine_similarity,
-    "pairwise_distance": pairwise_distance, "pdist": distances.pdist,
+    "pairwise_distance": pairwise_distance, "pdist": distances.pdist, "ctc_loss": ctc_loss,
 }

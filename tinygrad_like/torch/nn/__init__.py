@@ -19,6 +19,7 @@ from nn import (
     CosineEmbeddingLoss,
     CosineSimilarity,
     CrossEntropyLoss,
+    CTCLoss,
     Flatten,
     GaussianNLLLoss,
     Hardshrink,
@@ -86,7 +87,7 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineSimilarity",
            "PairwiseDistance", "GroupNorm", "Bilinear", "EmbeddingBag", "AlphaDropout", "ParameterList",
            "ParameterDict", "Container", "Buffer", "factory_kwargs", "LinearCrossEntropyLoss",
-           "LinearCrossEntropyOptions"]
+           "LinearCrossEntropyOptions", "CTCLoss"]
 
 
 def _dtype(dtype, device, layer: str) -> str:

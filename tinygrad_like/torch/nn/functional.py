@@ -15,6 +15,7 @@ import math
 from tinygrad_like import Tensor
 from tinygrad_like import functional as _F
 from tinygrad_like.dialect.activations import *  # noqa: F401,F403 (re-exported: elu, selu, glu, hardswish, ...)
+from tinygrad_like.dialect.ctc import ctc_loss  # noqa: F401
 from tinygrad_like.dialect.distances import *  # noqa: F401,F403 (cosine_similarity, pairwise_distance, pdist)
 from tinygrad_like.dialect.layers import *  # noqa: F401,F403 (bilinear, embedding, embedding_bag, alpha_dropout, ...)
 from tinygrad_like.dialect.losses import *  # noqa: F401,F403 (l1_loss, huber_loss, kl_div, ...)
