@@ -269,3 +269,36 @@ def test_torch_level_forms_take_the_operators_argument_order_and_match_pytorch()
     np.testing.assert_allclose(weight.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
     with pytest.raises(AttributeError, match="internal operator behind a layer"):
         tl.batch_norm_stats  # noqa: B018 (asking for the name is what raises)
+
+
+def test_adaptive_log_softmax_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="compares against PyTorch")
+
+    def make(nn):
+        return nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True)
+    torch.manual_seed(0)
+    theirs = make(torch.nn).double()
+    tl.manual_seed(0)
+    ours = make(tl.nn).double()
+    assert list(ours.state_dict()) == list(theirs.state_dict())          # head.weight, head.bias, tail.0.0.weight, ...
+    for key, value in theirs.state_dict().items():
+        np.testing.assert_array_equal(ours.state_dict()[key], value.numpy(), err_msg=key)
+    x, target = rng.standard_normal((5, 8)), np.array([0, 4, 9, 2, 7])   # the shortlist and both clusters
+    theirs_x, ours_x = torch.tensor(x, requires_grad=True), tl.tensor(x, requires_grad=True)
+    t_out, o_out = theirs(theirs_x, torch.tensor(target)), ours(ours_x, tl.tensor(target))
+    t_out.loss.backward()
+    o_out.loss.backward()
+    np.testing.assert_allclose(o_out.output.numpy(), t_out.output.detach().numpy(), rtol=1e-12)
+    assert o_out.loss.item() == pytest.approx(t_out.loss.item(), rel=1e-12)
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-10, atol=1e-15)
+    for name, p in theirs.named_parameters():
+        np.testing.assert_allclose(dict(ours.named_parameters())[name].grad.numpy(), p.grad.numpy(), rtol=1e-10,
+                                   atol=1e-15, err_msg=name)
+    log_prob = ours.log_prob(tl.tensor(x))
+    np.testing.assert_allclose(np.exp(log_prob.numpy()).sum(1), 1, rtol=1e-12)          # a distribution per row
+    np.testing.assert_allclose(log_prob.numpy(), theirs.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    assert ours.predict(tl.tensor(x)).tolist() == theirs.predict(torch.tensor(x)).tolist()
+    with pytest.raises(ValueError, match="cutoffs must be a sorted list of unique positive integers"):
+        tl.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+    with pytest.raises(IndexError, match="targets must be in \\[0, 9\\]"):
+        ours(tl.tensor(x), tl.tensor([0, 1, 2, 3, 10]))

@@ -32,7 +32,6 @@ REFUSED = {
     "torch.nn.LSTM": "no recurrent layers",
     "torch.nn.GRU": "no recurrent layers",
     "torch.nn.RNN": "no recurrent layers",
-    "torch.nn.MultiheadAttention": "write the heads with nn.Linear and F.scaled_dot_product_attention",
     "torch.optim.LBFGS": "SGD, Adam and AdamW only",
     "torch.optim.RMSprop": "SGD, Adam and AdamW only",
     "torch.slice_inverse": ("an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "

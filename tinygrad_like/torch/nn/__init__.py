@@ -65,16 +65,31 @@ from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import check_device, module_getattr
 from tinygrad_like.torch.nn import functional, init, parallel, utils
 from tinygrad_like.torch.nn._layers import (
+    AdaptiveLogSoftmaxWithLoss,
     AlphaDropout,
     Bilinear,
     Buffer,
     Container,
+    Dropout,
     Embedding,
     EmbeddingBag,
     GroupNorm,
+    LayerNorm,
+    Linear,
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+    _last_dim,
     factory_kwargs,
 )
 from tinygrad_like.torch.nn.parallel import DataParallel
+from tinygrad_like.torch.nn.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "ReLU",
            "LeakyReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "Softmax", "LogSoftmax", "Flatten", "Identity", "Sequential",
@@ -87,7 +102,8 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineSimilarity",
            "PairwiseDistance", "GroupNorm", "Bilinear", "EmbeddingBag", "AlphaDropout", "ParameterList",
            "ParameterDict", "Container", "Buffer", "factory_kwargs", "LinearCrossEntropyLoss",
-           "LinearCrossEntropyOptions", "CTCLoss"]
+           "LinearCrossEntropyOptions", "CTCLoss", "MultiheadAttention", "Transformer", "TransformerDecoder",
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "AdaptiveLogSoftmaxWithLoss"]
 
 
 def _dtype(dtype, device, layer: str) -> str:
@@ -106,41 +122,6 @@ class Parameter(Tensor):
         super().__init__(data._data if isinstance(data, Tensor) else data, requires_grad=requires_grad)
 
 
-class Linear(_nn.Linear):
-    """nn/'s Linear, initialised by PyTorch's reset_parameters (same draws, same order, same bounds), so under
-    torch.manual_seed its weights are PyTorch's."""
-
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
-        with _random.drawing_from(np.random.default_rng(0)):      # nn/'s own init, into a throwaway stream
-            super().__init__(in_features, out_features, bias=bias, dtype=_dtype(dtype, device, "Linear"))
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """weight: kaiming_uniform_ with a=√5, i.e. uniform in ±√3·gain/√in_features with gain √(2/(1+5));
-        bias: uniform in ±1/√in_features. PyTorch writes both so; the bounds are computed its way, to the bit."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
-
-
-def _last_dim(normalized_shape, layer: str) -> int:
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if len(shape) != 1:
-        raise NotImplementedError(f"tinygrad_like.torch: nn.{layer} normalises the last dimension only, "
-                                  f"got normalized_shape={normalized_shape}")
-    return int(shape[0])
-
-
-class LayerNorm(_nn.LayerNorm):
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 device=None, dtype=None):
-        super().__init__(_last_dim(normalized_shape, "LayerNorm"), eps=eps, bias=bias and elementwise_affine,
-                         dtype=_dtype(dtype, device, "LayerNorm"))
-        if not elementwise_affine:
-            self.weight = None
-
-
 class RMSNorm(_nn.RMSNorm):
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None):
@@ -157,11 +138,6 @@ class BatchNorm1d(_nn.BatchNorm1d):
                  track_running_stats: bool = True, device=None, dtype=None):
         super().__init__(num_features, eps=eps, momentum=momentum, affine=affine,
                          track_running_stats=track_running_stats, dtype=_dtype(dtype, device, "BatchNorm1d"))
-
-
-class Dropout(_nn.Dropout):
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__(p)
 
 
 # inplace=True is accepted and the layer returns a new tensor with PyTorch's values (see nn.functional's docstring).
@@ -250,43 +226,6 @@ class Threshold(_nn.Threshold):
 class PReLU(_nn.PReLU):
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         super().__init__(num_parameters, init, dtype=_dtype(dtype, device, "PReLU"))
-
-
-@dataclass
-class LinearCrossEntropyOptions:
-    """PyTorch's plan for computing linear_cross_entropy in chunks of the batch, so the (batch, classes) logits
-    are never held whole. Accepted and kept; the engine computes the logits whole, which gives the same value."""
-    allow_retain_graph: bool = False
-    batch_chunk_size: int | None = None
-    chunking_method: str | None = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: object = None
-
-
-class LinearCrossEntropyLoss(Module):
-    """A classifier head and its loss: cross_entropy(linear(input), target) with the Linear inside, named
-    `linear` (weight (C·d1·…·dK, in)) as in PyTorch, so its state_dict loads either way."""
-
-    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
-                 device=None, dtype=None, reduction: str = "mean", weight=None, ignore_index=None,
-                 label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None):
-        if weight is not None and tuple(weight.shape) != (num_classes,):
-            raise ValueError(f"LinearCrossEntropyLoss: weight {tuple(weight.shape)} must be ({num_classes},)")
-        if not 0 <= label_smoothing <= 1:
-            raise ValueError(f"LinearCrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
-        self.num_classes, self.out_features = num_classes, tuple(out_features)
-        self.reduction, self.weight, self.ignore_index = reduction, weight, ignore_index
-        self.label_smoothing, self.options = label_smoothing, options
-        self.linear = Linear(in_features, math.prod(self.out_features, start=num_classes), bias=bias, device=device,
-                             dtype=dtype)
-
-    def forward(self, input: Tensor, target) -> Tensor:
-        shape = (self.num_classes, *self.out_features)
-        bias = None if self.linear.bias is None else self.linear.bias.reshape(shape)
-        return F.linear_cross_entropy(input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
-                                      linear_bias=bias, weight=self.weight, reduction=self.reduction,
-                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
-                                      options=self.options)
 
 
 __getattr__ = module_getattr("torch.nn")
