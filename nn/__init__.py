@@ -15,6 +15,7 @@ from nn.activations import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
     Softsign,
@@ -27,7 +28,7 @@ from nn.batchnorm import BatchNorm1d
 from nn.block import Block
 from nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from nn.distance import CosineSimilarity, PairwiseDistance
-from nn.dropout import AlphaDropout, Dropout
+from nn.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from nn.embedding import Embedding, EmbeddingBag
 from nn.linear import Bilinear, Linear
 from nn.losses import (
@@ -59,6 +60,23 @@ from nn.margin_losses import (
 from nn.mlp import MLP
 from nn.module import HookPoint, Module
 from nn.moe import MoE
-from nn.norm import GroupNorm, LayerNorm, RMSNorm
+from nn.norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm
+from nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from nn.piecewise import Hardshrink, Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU, Softshrink, Threshold
 from nn.rope import RoPE, apply_rope

@@ -161,6 +161,15 @@ class Softmin(Softmax):
         return (-x).softmax(self.dim)
 
 
+class Softmax2d(Module):
+    """softmax over the channels at each position: (N, C, H, W) or (C, H, W), along dimension −3."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: input of shape {x.shape} must be (N, C, H, W) or (C, H, W)")
+        return x.softmax(-3)
+
+
 class Flatten(Module):
     """(N, d1, d2, ...) -> (N, d1·d2·...): dimensions start_dim..end_dim joined into one (PyTorch's
     default keeps the batch dimension 0)."""

@@ -1,10 +1,13 @@
-"""Normalisation layers: `LayerNorm` (GPT-2), `RMSNorm` (Llama and most recent models) and `GroupNorm`
-(channels in groups, for convolutional and small-batch models).
+"""Normalisation layers: `LayerNorm` (GPT-2), `RMSNorm` (Llama and most recent models), `GroupNorm`
+(channels in groups, for convolutional and small-batch models) and `InstanceNorm1d/2d/3d` (each sample's
+channel on its own, for style transfer).
 
 Both rescale each token's vector (the last axis) to a fixed size, then apply a learned per-feature
 scale: a sub-layer's input keeps the same size however much the residual stream has grown.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from nn.module import Module
 from tinygrad_like import Tensor
@@ -75,3 +78,54 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm1d(Module):
+    """x (N, C, L) or unbatched (C, L) -> same shape: each sample's channel standardised over its positions,
+    then · weight + bias (affine=True; ones and zeros at first). track_running_stats=True keeps running_mean
+    and running_var (buffers, PyTorch's names; num_batches_tracked stays 0, as PyTorch's does here) and uses
+    them after `eval()`."""
+
+    spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, dtype="float32"):
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Tensor.ones(num_features, dtype=dtype, requires_grad=True) if affine else None
+        self.bias = Tensor.zeros(num_features, dtype=dtype, requires_grad=True) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", Tensor.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+
+    def forward(self, x: Tensor) -> Tensor:
+        name = type(self).__name__
+        if x.ndim not in (self.spatial + 1, self.spatial + 2):
+            raise ValueError(f"{name}: input of shape {x.shape} must be (N, C, {self.spatial} positions) or "
+                             f"(C, {self.spatial} positions)")
+        unbatched = x.ndim == self.spatial + 1
+        x = x.unsqueeze(0) if unbatched else x
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"{name}: input of shape {x.shape} has {x.shape[1]} channels, expected "
+                             f"{self.num_features}")
+        use_input_stats = self.training or not self.track_running_stats
+        running = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
+        y = F.instance_norm(x, *running, self.weight, self.bias, use_input_stats, self.momentum, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm2d(InstanceNorm1d):
+    """InstanceNorm over (N, C, H, W) or (C, H, W)."""
+
+    spatial = 2
+
+
+class InstanceNorm3d(InstanceNorm1d):
+    """InstanceNorm over (N, C, D, H, W) or (C, D, H, W)."""
+
+    spatial = 3

@@ -258,8 +258,9 @@ def test_pad_uses_pytorchs_order_from_the_last_dim():
     np.testing.assert_array_equal(x.pad((0, -1)).numpy(), [[0, 1], [3, 4]])
     with pytest.raises(ValueError, match=r"pad: needs pairs .*\(2, 3\)"):
         x.pad((1, 1, 1))
-    with pytest.raises(NotImplementedError, match="reflect"):
-        F.pad(x, (1, 1), mode="reflect")
+    np.testing.assert_array_equal(F.pad(x, (1, 1), mode="reflect").numpy(), [[1, 0, 1, 2, 1], [4, 3, 4, 5, 4]])
+    with pytest.raises(ValueError, match="pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'"):
+        F.pad(x, (1, 1), mode="symmetric")
 
 
 def test_clone_has_its_own_memory_and_passes_the_gradient():

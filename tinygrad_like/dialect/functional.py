@@ -115,8 +115,31 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return tensor.one_hot(num_classes)
 
 
-def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float = 0.0) -> Tensor:
-    """Constant padding, pairs from the last dimension backwards (see Tensor.pad)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
-    return input.pad(pad, value)
+_NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Padding in pairs from the last dimension backwards (left, right, then top, bottom, ...). mode
+    "constant" fills with `value` (0 when None; Tensor.pad, a negative amount crops); "reflect" mirrors the
+    edge without repeating it (needs amounts < the dimension's size), "replicate" repeats the edge entry,
+    "circular" wraps around (amounts <= the size). The last three read the input with one index array per
+    padded dimension, so each padded entry's gradient goes back to the entry it copies."""
+    if mode == "constant":
+        return input.pad(pad, 0.0 if value is None else value)
+    if mode not in _NUMPY_MODES:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 >= input.ndim:
+        raise ValueError(f"pad: mode {mode!r} pads at most the last {input.ndim - 1} dimensions of shape {input.shape} "
+                         f"(pairs (left, right) from the last), got {pad}")
+    out = input
+    for i in range(len(pad) // 2):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i:2 * i + 2]
+        n = input.shape[dim]
+        limit = n - 1 if mode == "reflect" else n if mode == "circular" else None
+        if min(before, after) < 0 or (limit is not None and max(before, after) > limit):
+            raise ValueError(f"pad: mode {mode!r} needs amounts in [0, {limit}] for dimension {dim} of size {n}, "
+                             f"got ({before}, {after})")
+        index = np.pad(np.arange(n), (before, after), mode=_NUMPY_MODES[mode])
+        out = out[(slice(None),) * dim + (index,)]
+    return out

@@ -15,7 +15,8 @@ from tinygrad_like.dialect.losses import weighted_cross_entropy
 from tinygrad_like.errors import ShapeError
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["alpha_dropout", "bilinear", "embedding", "embedding_bag", "embedding_renorm_", "linear_cross_entropy"]
+__all__ = ["alpha_dropout", "bilinear", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
+           "embedding_renorm_", "feature_alpha_dropout", "linear_cross_entropy"]
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tensor:
@@ -157,6 +158,64 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     a = 1 / math.sqrt((1 - p) * (1 + p * _SELU_FLOOR ** 2))
     b = -a * _SELU_FLOOR * p
     return (input * keep + _SELU_FLOOR * (1 - keep)) * a + b
+
+
+def _channel_mask(input: Tensor, p: float, op: str) -> np.ndarray:
+    """1 (kept, probability 1 − p) or 0 per channel: shape (N, C, 1, ...), broadcast over each channel's entries."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: input {input.shape} must be (N, C, ...) or (C, ...), channels before positions")
+    shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    return _random.bernoulli(1 - p, shape).astype(input.dtype)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, op: str) -> Tensor:
+    """Whole channels zeroed with probability p, the rest scaled by 1/(1 − p) (Tompson et al. 2015): for
+    feature maps whose neighbouring entries are correlated, where dropping entries one by one does little."""
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    return input * input._result(_channel_mask(input, p, op) / (1 - p), None)
+
+
+def _dropout_nd(input: Tensor, p: float, training: bool, spatial: int, op: str) -> Tensor:
+    """dropout1d/2d/3d: input (N, C, *spatial) or, unbatched, (C, *spatial)."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise ShapeError(f"{op}: input {input.shape} must be (N, C, {spatial} positions) or (C, {spatial} positions)")
+    if not training or p == 0:
+        return input
+    if input.ndim == spatial + 1:                                # unbatched: its channels are dimension 0
+        return _feature_dropout(input.unsqueeze(0), p, training, op).squeeze(0)
+    return _feature_dropout(input, p, training, op)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout of (N, C, L) or (C, L)."""
+    return _dropout_nd(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout of (N, C, H, W) or (C, H, W)."""
+    return _dropout_nd(input, p, training, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout of (N, C, D, H, W) or (C, D, H, W)."""
+    return _dropout_nd(input, p, training, 3, "dropout3d")
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout by whole channels: a dropped channel is set to SELU's floor, then all are scaled and
+    shifted to keep mean and variance."""
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    keep = input._result(_channel_mask(input, p, "feature_alpha_dropout"), None)
+    a = 1 / math.sqrt((1 - p) * (1 + p * _SELU_FLOOR ** 2))
+    return (input * keep + _SELU_FLOOR * (1 - keep)) * a - a * _SELU_FLOOR * p
 
 
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target, *, linear_bias=None, weight=None,

@@ -9,7 +9,7 @@ import numpy as np
 from tinygrad_like.errors import ShapeError
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["batch_norm", "group_norm", "layer_norm", "rms_norm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
 
 
 def _last_dims(input: Tensor, normalized_shape, op: str) -> tuple:
@@ -93,5 +93,26 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         mean, var = _per_channel(running_mean, input), _per_channel(running_var, input)
         centred = input - mean
     y = centred / (var + eps).sqrt()
+    y = y if weight is None else y * _per_channel(weight, input)
+    return y if bias is None else y + _per_channel(bias, input)
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """input (N, C, ...): each sample's channel standardised over its positions (Ulyanov et al. 2016), then
+    · weight + bias per channel. With use_input_stats=False the running statistics are used instead; with
+    them, running_mean / running_var (when given) move towards the average over the batch of each sample's
+    statistics, as PyTorch's: batch_norm of the input seen as one sample with N·C channels."""
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: input {input.shape} must be (N, C, positions...)")
+    n, c = input.shape[:2]
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    stacked = [None if r is None else Tensor(np.tile(r._data, n)) for r in (running_mean, running_var)]
+    y = batch_norm(input.reshape(1, n * c, *input.shape[2:]), *stacked, None, None, True, momentum, eps)
+    for running, moved in zip((running_mean, running_var), stacked):
+        if running is not None:
+            running._data[...] = moved._data.reshape(n, c).mean(0)
+    y = y.reshape(input.shape)
     y = y if weight is None else y * _per_channel(weight, input)
     return y if bias is None else y + _per_channel(bias, input)

@@ -45,6 +45,29 @@ def alpha_dropout_(input, p: float, train: bool):
     return input._update("alpha_dropout_", lambda t: layers.alpha_dropout(t, p, train))
 
 
+def feature_dropout(input, p: float, train: bool):
+    """torch.feature_dropout: whole channels of (N, C, ...) dropped (F.dropout2d's rule for any rank)."""
+    return layers._feature_dropout(input, p, train, "feature_dropout")
+
+
+def feature_dropout_(input, p: float, train: bool):
+    return input._update("feature_dropout_", lambda t: layers._feature_dropout(t, p, train, "feature_dropout_"))
+
+
+def feature_alpha_dropout(input, p: float, train: bool):
+    return layers.feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input, p: float, train: bool):
+    return input._update("feature_alpha_dropout_", lambda t: layers.feature_alpha_dropout(t, p, train))
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float,
+                  eps: float, cudnn_enabled: bool = True):
+    """torch.instance_norm: F.instance_norm with the operator's argument order (weight and bias first)."""
+    return norms.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
     return norms.layer_norm(input, normalized_shape, weight, bias, eps)
 
@@ -123,4 +146,7 @@ NN_FUNCTIONS = {
     "margin_ranking_loss": margin_ranking_loss, "triplet_margin_loss": triplet_margin_loss, "kl_div": kl_div,
     "poisson_nll_loss": poisson_nll_loss, "cosine_similarity": cosine_similarity,
     "pairwise_distance": pairwise_distance, "pdist": distances.pdist, "ctc_loss": ctc_loss,
+    "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_,
+    "feature_alpha_dropout": feature_alpha_dropout, "feature_alpha_dropout_": feature_alpha_dropout_,
+    "instance_norm": instance_norm,
 }

@@ -41,8 +41,8 @@ REFUSED = {
 
 
 _ONE_CPU = "not in this engine: it runs on one CPU with numpy, with no GPU or other device"
-_TRANSFORMER_LAYERS = ("no convolution, pooling, padding or image layers: the engine's layers are a transformer's "
-                       "and an MLP's")
+_TRANSFORMER_LAYERS = ("no convolution, pooling, resampling or other image layers: the engine's layers are a "
+                       "transformer's and an MLP's")
 
 # (namespaces the pattern applies to, a regex searched in the name's last part, why). First match wins.
 CATEGORIES = [
@@ -82,10 +82,9 @@ CATEGORIES = [
      r"^float8|^float4|^bits|^bit$|^u?int[1-7]$|^uint(16|32|64)$|^bfloat16$|^half$|^float16$",
      "no such dtype: the engine computes in float32 or float64 (integers and bools for indices and masks)"),
     (("torch", "torch.nn", "torch.nn.functional"),
-     r"[Cc]onv|[Pp]ool|Pad\dd|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|"
-     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|[Dd]ropout[123]d|feature_dropout|"
-     r"[Ff]eature_?[Aa]lpha_?[Dd]ropout|BatchNorm[23]d|[Ii]nstance_?[Nn]orm|[Ll]ocal_?[Rr]esponse_?[Nn]orm|"
-     r"CrossMapLRN2d|Softmax2d|unfold$",
+     r"[Cc]onv|[Pp]ool|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|"
+     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|BatchNorm[23]d|LazyInstanceNorm|"
+     r"[Ll]ocal_?[Rr]esponse_?[Nn]orm|CrossMapLRN2d|unfold$",
      _TRANSFORMER_LAYERS),
     (("torch", "torch.nn", "torch.nn.functional"), r"RNN|LSTM|GRU|^lstm|^gru|^rnn_",
      "no recurrent layers: write the step with nn.Linear, as makemore's rnn and gru do"),

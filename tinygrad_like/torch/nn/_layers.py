@@ -140,6 +140,45 @@ class AlphaDropout(_nn.AlphaDropout):
         self.inplace = inplace
 
 
+class Dropout1d(_nn.Dropout1d):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p)
+        self.inplace = inplace
+
+
+class Dropout2d(_nn.Dropout2d):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p)
+        self.inplace = inplace
+
+
+class Dropout3d(_nn.Dropout3d):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p)
+        self.inplace = inplace
+
+
+class FeatureAlphaDropout(_nn.FeatureAlphaDropout):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__(p)
+        self.inplace = inplace
+
+
+class InstanceNorm1d(_nn.InstanceNorm1d):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         dtype=_dtype(dtype, device, type(self).__name__))
+
+
+class InstanceNorm2d(InstanceNorm1d):
+    spatial = 2
+
+
+class InstanceNorm3d(InstanceNorm1d):
+    spatial = 3
+
+
 class Container(Module):
     """PyTorch's long-deprecated Container(name=module, ...): a Module holding the modules given by name."""
 
