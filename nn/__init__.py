@@ -24,7 +24,7 @@ from nn.activations import (
     Unflatten,
 )
 from nn.attention import Attention, KVCache
-from nn.batchnorm import BatchNorm1d
+from nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from nn.block import Block
 from nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from nn.distance import CosineSimilarity, PairwiseDistance

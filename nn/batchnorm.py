@@ -1,4 +1,5 @@
-"""`BatchNorm1d`: standardise each feature over the batch, with running statistics for inference.
+"""`BatchNorm1d` (and `BatchNorm2d`/`3d` for feature maps): standardise each feature over the batch, with
+running statistics for inference.
 
 Training: each feature c is standardised with the mean and the (biased) variance of the batch,
     y = (x − μ_B) / √(σ²_B + eps) · weight + bias,
@@ -34,12 +35,15 @@ class BatchNorm1d(Module):
             self.register_buffer("running_var", Tensor.ones(num_features, dtype=dtype))
             self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
 
+    ranks = (2, 3)                          # the input's number of dimensions: (N, C) or (N, C, L)
+    expected = "(N, {c}) or (N, {c}, L)"
+
     def forward(self, x: Tensor) -> Tensor:
-        if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d: input of shape {x.shape} must be (N, {self.num_features}) or "
-                             f"(N, {self.num_features}, L)")
-        axes = (0,) if x.ndim == 2 else (0, 2)
-        per_feature = (-1,) if x.ndim == 2 else (-1, 1)               # (C,) or (C, 1): broadcasts over N (and L)
+        if x.ndim not in self.ranks or x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: input of shape {x.shape} must be "
+                             + self.expected.format(c=self.num_features))
+        axes = (0, *range(2, x.ndim))                                  # every dimension but the features
+        per_feature = (-1,) + (1,) * (x.ndim - 2)                      # (C, 1, ...): broadcasts over N and positions
         if self.training or not self.track_running_stats:
             n = x.numel() // self.num_features
             if self.training and n < 2:
@@ -68,3 +72,15 @@ class BatchNorm1d(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class BatchNorm2d(BatchNorm1d):
+    """BatchNorm1d over feature maps (N, C, H, W): each channel standardised over N and the positions."""
+
+    ranks, expected = (4,), "(N, {c}, H, W)"
+
+
+class BatchNorm3d(BatchNorm1d):
+    """BatchNorm1d over volumes (N, C, D, H, W)."""
+
+    ranks, expected = (5,), "(N, {c}, D, H, W)"

@@ -121,3 +121,24 @@ def test_instance_norm_gradchecks():
     x = Tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
     w, b = Tensor(rng.standard_normal(3), requires_grad=True), Tensor(rng.standard_normal(3), requires_grad=True)
     assert gradcheck(lambda t, w, b: F.instance_norm(t, weight=w, bias=b), x, w, b)
+
+
+@pytest.mark.parametrize("layer, shape", [("BatchNorm2d", (4, 3, 2, 5)), ("BatchNorm3d", (3, 3, 2, 2, 2))])
+def test_batchnorm_2d_and_3d_match_pytorch_with_running_statistics(layer, shape):
+    torch = pytest.importorskip("torch", reason="compares against PyTorch")
+    x = rng.standard_normal(shape)
+    theirs, ours = getattr(torch.nn, layer)(3, momentum=None).double(), getattr(tl.nn, layer)(3, momentum=None,
+                                                                                               dtype=tl.float64)
+    for mode in ("train", "train", "eval"):
+        getattr(theirs, mode)()
+        getattr(ours, mode)()
+        theirs_x, ours_x = torch.tensor(x, requires_grad=True), tl.tensor(x, requires_grad=True)
+        t_out, o_out = theirs(theirs_x), ours(ours_x)
+        (t_out * t_out).sum().backward()
+        (o_out * o_out).sum().backward()
+        np.testing.assert_allclose(o_out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-9, atol=1e-12)
+        for key, value in theirs.state_dict().items():
+            np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12, err_msg=key)
+    with pytest.raises(ValueError, match=f"{layer}: input of shape \\(4, 3\\) must be \\(N, 3, "):
+        ours(tl.zeros(4, 3))

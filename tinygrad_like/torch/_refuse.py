@@ -28,7 +28,6 @@ REFUSED = {
     "torch.nn.Conv2d": "no convolutions",
     "torch.nn.Conv1d": "no convolutions",
     "torch.nn.MaxPool2d": "no pooling layers",
-    "torch.nn.BatchNorm2d": "BatchNorm1d only",
     "torch.nn.LSTM": "no recurrent layers",
     "torch.nn.GRU": "no recurrent layers",
     "torch.nn.RNN": "no recurrent layers",
@@ -83,7 +82,7 @@ CATEGORIES = [
      "no such dtype: the engine computes in float32 or float64 (integers and bools for indices and masks)"),
     (("torch", "torch.nn", "torch.nn.functional"),
      r"[Cc]onv|[Pp]ool|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|"
-     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|BatchNorm[23]d|LazyInstanceNorm|"
+     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|"
      r"[Ll]ocal_?[Rr]esponse_?[Nn]orm|CrossMapLRN2d|unfold$",
      _TRANSFORMER_LAYERS),
     (("torch", "torch.nn", "torch.nn.functional"), r"RNN|LSTM|GRU|^lstm|^gru|^rnn_",

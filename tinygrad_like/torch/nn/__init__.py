@@ -130,7 +130,8 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d", "Softmax2d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
            "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+           "BatchNorm2d", "BatchNorm3d"]
 
 
 def _dtype(dtype, device, layer: str) -> str:
@@ -165,6 +166,20 @@ class BatchNorm1d(_nn.BatchNorm1d):
                  track_running_stats: bool = True, device=None, dtype=None):
         super().__init__(num_features, eps=eps, momentum=momentum, affine=affine,
                          track_running_stats=track_running_stats, dtype=_dtype(dtype, device, "BatchNorm1d"))
+
+
+class BatchNorm2d(_nn.BatchNorm2d):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        super().__init__(num_features, eps=eps, momentum=momentum, affine=affine,
+                         track_running_stats=track_running_stats, dtype=_dtype(dtype, device, "BatchNorm2d"))
+
+
+class BatchNorm3d(_nn.BatchNorm3d):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        super().__init__(num_features, eps=eps, momentum=momentum, affine=affine,
+                         track_running_stats=track_running_stats, dtype=_dtype(dtype, device, "BatchNorm3d"))
 
 
 # inplace=True is accepted and the layer returns a new tensor with PyTorch's values (see nn.functional's docstring).
