@@ -60,7 +60,16 @@ from nn.margin_losses import (
 from nn.mlp import MLP
 from nn.module import HookPoint, Module
 from nn.moe import MoE
-from nn.norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm
+from nn.norm import (
+    CrossMapLRN2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from nn.padding import (
     CircularPad1d,
     CircularPad2d,
@@ -79,4 +88,5 @@ from nn.padding import (
     ZeroPad3d,
 )
 from nn.piecewise import Hardshrink, Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU, Softshrink, Threshold
+from nn.rearrange import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from nn.rope import RoPE, apply_rope

@@ -129,3 +129,25 @@ class InstanceNorm3d(InstanceNorm1d):
     """InstanceNorm over (N, C, D, H, W) or (C, D, H, W)."""
 
     spatial = 3
+
+
+class LocalResponseNorm(Module):
+    """x_c / (k + α·mean of x² over the `size` channels around c)^β, across the channels of (N, C, ...)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """PyTorch's older LocalResponseNorm for (N, C, H, W) only."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: input of shape {x.shape} must be (N, C, H, W)")
+        return super().forward(x)

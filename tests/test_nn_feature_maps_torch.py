@@ -142,3 +142,40 @@ def test_batchnorm_2d_and_3d_match_pytorch_with_running_statistics(layer, shape)
             np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12, err_msg=key)
     with pytest.raises(ValueError, match=f"{layer}: input of shape \\(4, 3\\) must be \\(N, 3, "):
         ours(tl.zeros(4, 3))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("pixel_shuffle", lambda F, x: F.pixel_shuffle(x.reshape(2, 12, 5, 1), 2)),
+    ("pixel_unshuffle", lambda F, x: F.pixel_unshuffle(x.reshape(1, 2, 6, 10), 2)),
+    ("channel_shuffle", lambda F, x: F.channel_shuffle(x.reshape(2, 6, 10), 3)),
+    ("local_response_norm 4d", lambda F, x: F.local_response_norm(x, 3, alpha=0.5, beta=0.6, k=2.0)),
+    ("local_response_norm 3d even", lambda F, x: F.local_response_norm(x.reshape(2, 6, 10), 4, alpha=0.9)),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_rearrangements_and_local_response_norm_match_pytorch(name, call):
+    torch = pytest.importorskip("torch", reason="compares against PyTorch")
+    x = rng.standard_normal((2, 3, 4, 5))
+    theirs_x, ours_x = torch.tensor(x, requires_grad=True), tl.tensor(x, requires_grad=True)
+    theirs, ours = call(torch.nn.functional, theirs_x), call(tF, ours_x)
+    seed = np.linspace(-1, 1, theirs.numel()).reshape(tuple(theirs.shape))
+    theirs.backward(torch.tensor(seed))
+    ours.backward(tl.tensor(seed))
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_rearrangement_modules_by_hand_and_their_inverse():
+    x = tl.arange(8.0).reshape(1, 4, 1, 2)                      # 4 channels = 1·2², one row of 2 pixels
+    up = tl.nn.PixelShuffle(2)(x)
+    assert up.shape == (1, 1, 2, 4) and up.tolist() == [[[[0, 2, 1, 3], [4, 6, 5, 7]]]]
+    assert tl.nn.PixelUnshuffle(2)(up).tolist() == x.tolist()
+    assert tl.nn.ChannelShuffle(2)(tl.arange(4.0).reshape(1, 4, 1)).reshape(-1).tolist() == [0, 2, 1, 3]
+    ones = tl.ones(1, 3, 2)                                       # LRN by hand: size 3, the middle channel sees 3
+    lrn = tl.nn.LocalResponseNorm(3, alpha=3.0, beta=1.0, k=1.0)(ones).numpy()
+    np.testing.assert_allclose(lrn[0, :, 0], [1 / (1 + 2), 1 / (1 + 3), 1 / (1 + 2)])
+    assert gradcheck(lambda t: F.local_response_norm(t, 3, alpha=0.3), Tensor(rng.standard_normal((2, 4, 3)),
+                                                                              requires_grad=True))
+    with pytest.raises(ValueError, match="pixel_shuffle: input \\(1, 3, 2, 2\\) must be \\(\\*, C·r², H, W\\)"):
+        tF.pixel_shuffle(tl.zeros(1, 3, 2, 2), 2)
+    with pytest.raises(ValueError, match="CrossMapLRN2d: input of shape \\(1, 3, 2\\) must be \\(N, C, H, W\\)"):
+        tl.nn.CrossMapLRN2d(3)(ones)
+    assert tl.pixel_shuffle(x, 2).tolist() == up.tolist() and tl.channel_shuffle(x, 2).shape == x.shape

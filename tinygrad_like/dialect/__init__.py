@@ -13,7 +13,7 @@ for a PyTorch user's habits, attached to the Tensor when `tinygrad_like` is impo
   `x[i] = v`, `t += x`), with PyTorch's rules for when that is allowed;
 - functional.py: torch.nn.functional's names and signatures (`import tinygrad_like.functional as F`), with
   the rest of F in files of their own, one kind each: activations.py, losses.py, margin_losses.py,
-  distances.py, norms.py, layers.py, ctc.py, multi_head_attention.py;
+  distances.py, norms.py, layers.py, rearrange.py, ctc.py, multi_head_attention.py;
 - aliases.py: PyTorch's other names for the engine's ops and short compositions (`eq`, `mm`, `bmm`, `t`,
   `unbind`, `narrow`, `tan`, ...), and the in-place `name_` of each elementwise op;
 - elementwise.py: the rest of PyTorch's elementwise methods (`copysign`, `nextafter`, `nan_to_num`, `xlogy`,

@@ -9,7 +9,7 @@ import numpy as np
 from tinygrad_like.errors import ShapeError
 from tinygrad_like.tensor import Tensor
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "rms_norm"]
 
 
 def _last_dims(input: Tensor, normalized_shape, op: str) -> tuple:
@@ -116,3 +116,20 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
     y = y.reshape(input.shape)
     y = y if weight is None else y * _per_channel(weight, input)
     return y if bias is None else y + _per_channel(bias, input)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """AlexNet's normalisation across channels (Krizhevsky et al. 2012): x_c / (k + α·mean(x²))^β, the mean
+    over the `size` channels around c (size // 2 before, (size − 1) // 2 after, zeros past the edges counted).
+    input (N, C, ...)."""
+    if input.ndim < 3:
+        raise ShapeError(f"local_response_norm: input {input.shape} must be (N, C, positions...)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    pad = [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2]           # F.pad's order: last dimension first
+    squares = (input * input).pad(pad)
+    window = squares[:, 0:c]
+    for j in range(1, size):
+        window = window + squares[:, j:j + c]
+    return input / (window * (alpha / size) + k) ** beta

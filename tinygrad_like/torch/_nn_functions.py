@@ -5,7 +5,7 @@ argument is `train`), each one call of F's function: one implementation per op.
 from __future__ import annotations
 
 from tinygrad_like.dialect import activations as A
-from tinygrad_like.dialect import ctc, distances, layers, losses, margin_losses, norms
+from tinygrad_like.dialect import ctc, distances, layers, losses, margin_losses, norms, rearrange
 from tinygrad_like.dialect.functional import binary_cross_entropy_with_logits as _bce_logits
 from tinygrad_like.dialect.inplace import drawing_from
 
@@ -148,5 +148,6 @@ NN_FUNCTIONS = {
     "pairwise_distance": pairwise_distance, "pdist": distances.pdist, "ctc_loss": ctc_loss,
     "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_,
     "feature_alpha_dropout": feature_alpha_dropout, "feature_alpha_dropout_": feature_alpha_dropout_,
-    "instance_norm": instance_norm,
+    "instance_norm": instance_norm, "pixel_shuffle": rearrange.pixel_shuffle,
+    "pixel_unshuffle": rearrange.pixel_unshuffle, "channel_shuffle": rearrange.channel_shuffle,
 }

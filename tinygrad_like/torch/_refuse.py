@@ -81,9 +81,7 @@ CATEGORIES = [
      r"^float8|^float4|^bits|^bit$|^u?int[1-7]$|^uint(16|32|64)$|^bfloat16$|^half$|^float16$",
      "no such dtype: the engine computes in float32 or float64 (integers and bools for indices and masks)"),
     (("torch", "torch.nn", "torch.nn.functional"),
-     r"[Cc]onv|[Pp]ool|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|"
-     r"pixel_(un)?shuffle|Pixel(Un)?[Ss]huffle|channel_shuffle|ChannelShuffle|"
-     r"[Ll]ocal_?[Rr]esponse_?[Nn]orm|CrossMapLRN2d|unfold$",
+     r"[Cc]onv|[Pp]ool|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|unfold$",
      _TRANSFORMER_LAYERS),
     (("torch", "torch.nn", "torch.nn.functional"), r"RNN|LSTM|GRU|^lstm|^gru|^rnn_",
      "no recurrent layers: write the step with nn.Linear, as makemore's rnn and gru do"),

@@ -16,6 +16,7 @@ from nn import (
     GLU,
     BCELoss,
     BCEWithLogitsLoss,
+    ChannelShuffle,
     CircularPad1d,
     CircularPad2d,
     CircularPad3d,
@@ -25,6 +26,7 @@ from nn import (
     CosineEmbeddingLoss,
     CosineSimilarity,
     CrossEntropyLoss,
+    CrossMapLRN2d,
     CTCLoss,
     Flatten,
     GaussianNLLLoss,
@@ -34,6 +36,7 @@ from nn import (
     Identity,
     KLDivLoss,
     L1Loss,
+    LocalResponseNorm,
     LogSigmoid,
     LogSoftmax,
     MarginRankingLoss,
@@ -49,6 +52,8 @@ from nn import (
     PairwiseDistance,
     ParameterDict,
     ParameterList,
+    PixelShuffle,
+    PixelUnshuffle,
     PoissonNLLLoss,
     ReflectionPad1d,
     ReflectionPad2d,
@@ -131,7 +136,8 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "InstanceNorm3d", "Softmax2d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
            "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-           "BatchNorm2d", "BatchNorm3d"]
+           "BatchNorm2d", "BatchNorm3d", "ChannelShuffle", "CrossMapLRN2d", "LocalResponseNorm", "PixelShuffle",
+           "PixelUnshuffle"]
 
 
 def _dtype(dtype, device, layer: str) -> str:

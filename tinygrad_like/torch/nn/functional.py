@@ -23,6 +23,7 @@ from tinygrad_like.dialect.losses import legacy_reduction, weighted, weighted_cr
 from tinygrad_like.dialect.margin_losses import *  # noqa: F401,F403 (margin_ranking_loss, triplet_margin_loss, ...)
 from tinygrad_like.dialect.multi_head_attention import multi_head_attention_forward  # noqa: F401
 from tinygrad_like.dialect.norms import *  # noqa: F401,F403 (layer_norm, rms_norm, group_norm, batch_norm)
+from tinygrad_like.dialect.rearrange import *  # noqa: F401,F403 (pixel_shuffle, pixel_unshuffle, channel_shuffle)
 from tinygrad_like.functional import (  # noqa: F401 (re-exported)
     gelu,
     logsumexp,
