@@ -89,4 +89,5 @@ from nn.padding import (
 )
 from nn.piecewise import Hardshrink, Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU, Softshrink, Threshold
 from nn.rearrange import ChannelShuffle, PixelShuffle, PixelUnshuffle
+from nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from nn.rope import RoPE, apply_rope

@@ -38,7 +38,7 @@ def test_every_name_is_classified_once_and_refusals_say_why():
     ("torch.cuda_stream_like", "one CPU"), ("torch.sparse_coo_tensor", "sparse"), ("torch.quantize_per_tensor",
                                                                                     "quantized"),
     ("torch.nn.Conv2d", "no convolutions"), ("torch.nn.functional.conv1d", "convolution"),
-    ("torch.nn.LSTMCell", "recurrent"), ("torch.optim.RAdam", "SGD, Adam and AdamW"),
+    ("torch.lstm_cell", "behind nn.RNN, nn.LSTM and nn.GRU"), ("torch.optim.RAdam", "SGD, Adam and AdamW"),
     ("torch.optim.lr_scheduler.LinearLR", "LambdaLR"), ("torch.nn.init.normal", "underscore"),
     ("torch.utils.data.IterDataPipe", "DataPipes"), ("torch.svd", "linear algebra"), ("torch.stft", "Fourier"),
     ("torch.float8_e4m3fn", "no such dtype"), ("torch.view_as_complex", "complex"),

@@ -28,9 +28,6 @@ REFUSED = {
     "torch.nn.Conv2d": "no convolutions",
     "torch.nn.Conv1d": "no convolutions",
     "torch.nn.MaxPool2d": "no pooling layers",
-    "torch.nn.LSTM": "no recurrent layers",
-    "torch.nn.GRU": "no recurrent layers",
-    "torch.nn.RNN": "no recurrent layers",
     "torch.optim.LBFGS": "SGD, Adam and AdamW only",
     "torch.optim.RMSprop": "SGD, Adam and AdamW only",
     "torch.slice_inverse": ("an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "
@@ -83,8 +80,8 @@ CATEGORIES = [
     (("torch", "torch.nn", "torch.nn.functional"),
      r"[Cc]onv|[Pp]ool|pad_nd|interpolate|[Uu]psampl|grid_sample|affine_grid|^Fold$|^fold$|^Unfold$|unfold$",
      _TRANSFORMER_LAYERS),
-    (("torch", "torch.nn", "torch.nn.functional"), r"RNN|LSTM|GRU|^lstm|^gru|^rnn_",
-     "no recurrent layers: write the step with nn.Linear, as makemore's rnn and gru do"),
+    (("torch",), r"^lstm|^gru|^rnn_|^quantized_(lstm|gru|rnn)",
+     "PyTorch's internal operator behind nn.RNN, nn.LSTM and nn.GRU: use the layers (or their cells)"),
     (("torch", "torch.Tensor"),
      r"linalg|^det$|logdet|slogdet|inverse|^pinverse|^svd|^qr$|cholesky|^eig|lstsq|^lu|^matrix_exp|matrix_power|"
      r"triangular_solve|^orgqr|^ormqr|^geqrf|^lobpcg|nuclear_norm",

@@ -61,6 +61,8 @@ from nn import (
     ReplicationPad1d,
     ReplicationPad2d,
     ReplicationPad3d,
+    RNNBase,
+    RNNCellBase,
     Sequential,
     Sigmoid,
     SmoothL1Loss,
@@ -86,6 +88,9 @@ from tinygrad_like import random as _random
 from tinygrad_like.torch._refuse import check_device, module_getattr
 from tinygrad_like.torch.nn import functional, init, parallel, utils
 from tinygrad_like.torch.nn._layers import (
+    GRU,
+    LSTM,
+    RNN,
     AdaptiveLogSoftmaxWithLoss,
     AlphaDropout,
     Bilinear,
@@ -99,6 +104,7 @@ from tinygrad_like.torch.nn._layers import (
     EmbeddingBag,
     FeatureAlphaDropout,
     GroupNorm,
+    GRUCell,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
@@ -106,6 +112,8 @@ from tinygrad_like.torch.nn._layers import (
     Linear,
     LinearCrossEntropyLoss,
     LinearCrossEntropyOptions,
+    LSTMCell,
+    RNNCell,
     _last_dim,
     factory_kwargs,
 )
@@ -137,7 +145,7 @@ __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "RMSNorm",
            "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
            "BatchNorm2d", "BatchNorm3d", "ChannelShuffle", "CrossMapLRN2d", "LocalResponseNorm", "PixelShuffle",
-           "PixelUnshuffle"]
+           "PixelUnshuffle", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"]
 
 
 def _dtype(dtype, device, layer: str) -> str:

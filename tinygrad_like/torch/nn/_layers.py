@@ -320,3 +320,43 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def predict(self, input: Tensor) -> Tensor:
         """The most likely class of each row: (N, in) -> (N,)."""
         return self.log_prob(input).argmax(-1)
+
+
+class RNN(_nn.RNN):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, nonlinearity, bias, batch_first, dropout, bidirectional,
+                         dtype=_dtype(dtype, device, "RNN"))
+
+
+class LSTM(_nn.LSTM):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, proj_size,
+                         dtype=_dtype(dtype, device, "LSTM"))
+
+
+class GRU(_nn.GRU):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         dtype=_dtype(dtype, device, "GRU"))
+
+
+class RNNCell(_nn.RNNCell):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, nonlinearity, dtype=_dtype(dtype, device, "RNNCell"))
+
+
+class LSTMCell(_nn.LSTMCell):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, dtype=_dtype(dtype, device, "LSTMCell"))
+
+
+class GRUCell(_nn.GRUCell):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, dtype=_dtype(dtype, device, "GRUCell"))
