@@ -25,6 +25,8 @@ REFUSED = {
     "torch.sparse": "dense numpy arrays only",
     "torch.complex64": "no complex dtypes",
     "torch.set_default_dtype": "Python floats always become float32; pass dtype= or call model.double()",
+    "torch.nn.utils.rnn": "no packed sequences: nn.RNN, nn.LSTM and nn.GRU take padded (L, N, features) batches; "
+                          "pad the sequences and mask or pick the steps past each length yourself",
     "torch.nn.Conv2d": "no convolutions",
     "torch.nn.Conv1d": "no convolutions",
     "torch.nn.MaxPool2d": "no pooling layers",
