@@ -22,7 +22,8 @@ for a PyTorch user's habits, attached to the Tensor when `tinygrad_like` is impo
 - shapes.py: shape methods beyond the engine's (`tensor_split`, `rot90`, `unfold`, `sum_to_size`, `t_`, ...);
 - indexing.py: writing by index (`index_add`, `index_put_`, `scatter_reduce`, `masked_scatter`, `take`, ...);
 - statistics.py: order statistics, running reductions, counts (`median`, `quantile`, `cummax`, `histc`, `cov`, ...);
-- missing.py: an attribute PyTorch's Tensor has and ours does not raises `NotInEngine`, naming it.
+- missing.py: an attribute PyTorch's Tensor has and ours does not raises `NotInEngine`, naming it (a
+  descriptor per name, put on Tensor after everything else).
 
 A new PyTorch Tensor method goes into the file of its kind above, as a method of that file's class;
 `attach` copies it onto Tensor, and refuses a name the engine already defines, so the dialect never
@@ -71,3 +72,4 @@ spelling.accept_both_spellings(Tensor)      # first, so that only the engine's o
 attach(Tensor, attributes.Attributes, conversions.Conversions, inplace.InPlace, aliases.Aliases,
        elementwise.Elementwise, products.Products, shapes.Shapes, indexing.Indexing, statistics.Statistics,
        missing.Missing)
+missing.mark_missing(Tensor)                # last: only the names nothing above defines

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 class Size(tuple):
     """A shape, as PyTorch's torch.Size: a tuple of ints that also counts its entries. It prints as
-    `torch.Size([2, 3])` when printing as PyTorch (dialect/printing.py), else `Size([2, 3])`."""
+    `torch.Size([2, 3])` when printing as PyTorch (dialect/printing.py), else `Size([2, 3])`.
+    No instance attributes (`__slots__ = ()`), so one Size per shape can be shared (`size_of_shape`)."""
 
+    __slots__ = ()
     prefix = ""
 
     def numel(self) -> int:
@@ -32,6 +34,21 @@ class Size(tuple):
 
     def __repr__(self):
         return f"{Size.prefix}Size({list(self)})"
+
+
+_SIZES: dict = {}   # {shape tuple: its Size}: programs ask for .shape in loops, so each shape is made once
+_SIZES_AT_MOST = 4096   # then the cache starts again: a program whose shapes keep changing does not grow it
+
+
+def size_of_shape(shape: tuple) -> Size:
+    """The Size of a numpy shape, made once per shape and shared (a Size is immutable, like the tuple);
+    equal to `Size(shape)` (tests/test_facade_speed.py)."""
+    size = _SIZES.get(shape)
+    if size is None:
+        if len(_SIZES) >= _SIZES_AT_MOST:
+            _SIZES.clear()
+        size = _SIZES[shape] = Size(shape)
+    return size
 
 
 class Device:
@@ -70,7 +87,7 @@ class Attributes:
         """The shape as a `Size` (a tuple), or with `dim` the length of that one axis (negative counts
         from the end). numpy's `.size`, the count of entries, is `numel()`."""
         if dim is None:
-            return Size(self.shape)
+            return size_of_shape(self._data.shape)
         return self.shape[self._dim(dim, "size")]
 
     def dim(self) -> int:

@@ -68,14 +68,43 @@ def reason(name: str) -> str:
     return "not in the engine yet"
 
 
-class Missing:
-    """Tensor.__getattr__: Python calls it only for a name the Tensor does not have."""
+class NotInEngineName:
+    """On Tensor, in place of a name PyTorch's Tensor has and ours does not: reading it (on a tensor or on
+    the class) raises NotInEngine, naming it and why. A descriptor per name rather than a
+    `Tensor.__getattr__`: a class with `__getattr__` makes Python look up every attribute of every
+    tensor the slow way (CPython does not specialize attribute reads on such a class), which cost about
+    a microsecond per op."""
 
-    def __getattr__(self, name: str):
-        if name in pytorch_names():
-            raise NotInEngine(f"Tensor.{name}: PyTorch's Tensor has it, tinygrad_like's does not ({reason(name)}). "
-                              "See docs/pytorch.md.")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        raise NotInEngine(f"Tensor.{self.name}: PyTorch's Tensor has it, tinygrad_like's does not "
+                          f"({reason(self.name)}). See docs/pytorch.md.")
+
+
+def mark_missing(cls) -> None:
+    """Put a NotInEngineName on `cls` for every recorded PyTorch name it does not have. Run last, after
+    every other attachment; a name PyTorch does not have keeps Python's own AttributeError."""
+    for name in pytorch_names():
+        if not any(name in vars(c) for c in cls.__mro__):
+            setattr(cls, name, NotInEngineName(name))
+
+
+class Missing:
+    """What `dir()` lists: the names a tensor has, not the names marked missing."""
+
+    def __dir__(self):
+        return [n for n in object.__dir__(self) if not isinstance(_class_attr(type(self), n), NotInEngineName)]
+
+
+def _class_attr(cls, name: str):
+    for c in cls.__mro__:
+        if name in vars(c):
+            return vars(c)[name]
+    return None
 
 
 def names_file(names, version: str) -> str:

@@ -17,7 +17,7 @@ import contextlib
 
 import numpy as np
 
-from tinygrad_like.dialect.attributes import Size
+from tinygrad_like.dialect.attributes import Size, size_of_shape
 from tinygrad_like.tensor import Tensor
 
 _ENGINE = {"__repr__": Tensor.__repr__, "shape": Tensor.shape}
@@ -70,7 +70,7 @@ def _pytorch_repr(self: Tensor) -> str:
 
 
 def _size_of(self: Tensor) -> Size:
-    return Size(self._data.shape)
+    return size_of_shape(self._data.shape)
 
 
 def use_pytorch_printing(on: bool = True) -> None:
