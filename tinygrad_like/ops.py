@@ -215,7 +215,7 @@ class Where(Function):
     def forward(self, cond, x, y): return np.where(cond, x, y)
     def backward(self, grad, out):
         cond, x, y = self.parents
-        zero = grad.zeros_like()
+        zero = grad._lift(0.0)                                            # broadcast, never an array of zeros
         return (None,
                 unbroadcast(cond.where(grad, zero), x.shape) if x.requires_grad else None,
                 unbroadcast(cond.where(zero, grad), y.shape) if y.requires_grad else None)
