@@ -242,3 +242,13 @@ def test_compiled_bernoulli_draws_the_plain_bits(skip, n, in_place, monkeypatch)
         want = b.bernoulli(0.8, (3, n))
     np.testing.assert_array_equal(a.bernoulli(0.8, (3, n)), want)                 # through the dispatch
     assert a.get_state().tobytes() == b.get_state().tobytes()
+
+
+def test_compiled_bernoulli_steps_aside_when_the_kernels_are_off(monkeypatch):
+    """TINYGRAD_LIKE_KERNELS=off: fast/streams.py's keep_below runs the plain draw."""
+    from tinygrad_like.fast import streams
+    called = []
+    monkeypatch.setattr(streams, "plain_keep_below", lambda *args: called.append(args[1:]) or "plain")
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    assert streams.keep_below(np.random.MT19937(1), 2 ** 52, 10_000) == "plain"
+    assert called == [(2 ** 52, 10_000)]

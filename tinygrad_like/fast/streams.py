@@ -12,7 +12,8 @@ a C struct of the 624 uint32 words, then the position as a C int), under the bit
 layout is numpy's, not a promise: `_layout_holds` checks it once against `bits.state` (numpy's public
 copy); where it does not hold, the words and position go through `bits.state` instead, a copy each way.
 
-Runs when the fast kernels do (numba imports, TINYGRAD_LIKE_KERNELS is not off) and the draw is large
+Runs when the fast kernels do (numba imports, TINYGRAD_LIKE_KERNELS is not off: `kernels.ready`, which
+compiles or loads every kernel at first use, these two with them, and says so) and the draw is large
 enough to pay for a compiled call; otherwise the plain draw runs.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sys
 
 import numpy as np
 
-from tinygrad_like.fast.kernels.switch import choice, numba_importable
+from tinygrad_like.fast.kernels import ready
 from tinygrad_like.pytorch_streams.generator import keep_below as plain_keep_below
 
 MIN_DRAWS = 512         # below this many draws, the plain one costs less than a compiled call
@@ -32,8 +33,7 @@ WORDS = 624
 
 def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
     """generator.keep_below(bits, threshold, n), compiled when the kernels run, else the plain one."""
-    if (n < MIN_DRAWS or not 0 <= threshold <= 2 ** 53 or sys.byteorder != "little" or choice() == "off"
-            or not numba_importable()):
+    if n < MIN_DRAWS or not 0 <= threshold <= 2 ** 53 or sys.byteorder != "little" or not ready(np.float32):
         return plain_keep_below(bits, threshold, n)
     from tinygrad_like.fast.kernels.numba_twister import pairs_below, words_into  # loads numba: only now
     words = np.empty(2 * n, dtype=np.uint32)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from tinygrad_like.fast.kernels import arrays, c_build, numba_rows
+from tinygrad_like.fast.kernels import arrays, c_build, numba_rows, numba_twister
 from tinygrad_like.fast.kernels.switch import variant
 
 
@@ -34,7 +34,8 @@ def prepare(dtype: np.dtype) -> bool:
               "the numpy bodies run instead", file=sys.stderr)
         return False
     built = built and c_build.library() is not None
-    compiled = [k for k in vars(numba_rows).values() if hasattr(k, "stats") and sum(k.stats.cache_misses.values())]
+    compiled = [k for module in (numba_rows, numba_twister) for k in vars(module).values()
+                if hasattr(k, "stats") and sum(k.stats.cache_misses.values())]
     if compiled or built:
         c_note = "" if c_build.library() else f"; C kernels off: {c_build.reason()}"
         print(f"tinygrad_like: compiled {len(compiled)} numba kernels{' and the C kernels' if built else ''} for "
@@ -72,3 +73,6 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
                                           variant("tile_softmax"))
         arrays.tile_softmax_backward(s, None, lse, s.copy(), lse, variant("tile_softmax"))
     arrays.transpose_copy(x[None], 2.0, np.empty((1, 3, 2), dtype), variant("transpose"))
+    words = np.empty(2, np.uint32)                   # PyTorch's dropout mask (fast/streams.py), any dtype's
+    numba_twister.words_into(np.arange(624, dtype=np.uint32), 624, words)
+    numba_twister.pairs_below(words.view(np.uint64), 2 ** 52, np.empty(1, bool))
