@@ -50,3 +50,30 @@ def test_tensor_has_no_getattr_and_missing_names_still_say_why():
     assert "stft" not in dir(x) and "sum" in dir(x)          # dir lists what a tensor has
     assert isinstance(vars(Tensor)["stft"], missing.NotInEngineName)
     assert "contiguous" not in vars(Tensor) or not isinstance(vars(Tensor)["contiguous"], missing.NotInEngineName)
+
+
+def test_default_collate_stacks_examples_as_tensor_stack_does():
+    from tinygrad_like.errors import ShapeError
+    from tinygrad_like.torch.utils.data import default_collate
+    rng = np.random.default_rng(0)
+    rows = [Tensor(rng.integers(-5, 30, size=(16,))) for _ in range(32)]
+    pairs = [(x, Tensor(rng.standard_normal((3, 2)).astype(np.float32))) for x in rows]
+    xs, ys = default_collate(pairs)
+    expected_x = Tensor.stack(*rows)
+    assert xs.shape == expected_x.shape == (32, 16) and xs.dtype == expected_x.dtype == np.int64
+    assert np.array_equal(xs.numpy(), expected_x.numpy()) and np.array_equal(xs.numpy()[7], rows[7].numpy())
+    assert ys.shape == (32, 3, 2) and ys.dtype == np.float32 and xs._ctx is None and not xs.requires_grad
+    assert np.array_equal(ys.numpy()[31], pairs[31][1].numpy())
+    rows[0]._data[0] = 99                      # the batch is a copy, as Tensor.stack's is
+    assert xs.numpy()[0, 0] != 99
+    with pytest.raises(ShapeError, match=r"stack: shapes \(16,\) and \(15,\) differ"):
+        default_collate([Tensor(np.zeros(16)), Tensor(np.zeros(15))])
+
+
+def test_default_collate_keeps_the_graph_of_examples_that_require_grad():
+    from tinygrad_like.torch.utils.data import default_collate
+    w = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    batch = default_collate([w * 2, w * 3])
+    assert batch.shape == (2, 2, 3) and batch.requires_grad
+    batch.sum().backward()
+    assert np.array_equal(w.grad.numpy(), np.full((2, 3), 5.0, np.float32))     # d(Σ 2w + 3w)/dw = 5

@@ -22,7 +22,7 @@ def shape_args(shape) -> tuple:
     """Accept f(2, 3) and f((2, 3)) alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def _triangle(self: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:

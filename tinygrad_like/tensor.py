@@ -245,8 +245,9 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
         first = tensors[0]
         axis = first._dim(dim, "cat")
+        rest = first.shape[:axis] + first.shape[axis + 1:]      # the shape every input must have outside dim
         for t in tensors[1:]:
-            if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis):
+            if t.ndim != first.ndim or t.shape[:axis] + t.shape[axis + 1:] != rest:
                 raise ShapeError(f"cat: shapes {first.shape} and {t.shape} differ outside dim {dim}")
         return ops.Cat.apply(*tensors, axis=axis)
 
@@ -279,10 +280,12 @@ Function.make_tensor = Tensor._result
 
 def _convert_index(index):
     """Tensors and lists inside an index become numpy integer arrays."""
-    def conv(i):
-        if isinstance(i, Tensor):
-            return i._data
-        if isinstance(i, list):
-            return np.asarray(i)
-        return i
-    return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
+    return tuple(map(_index_part, index)) if isinstance(index, tuple) else _index_part(index)
+
+
+def _index_part(i):
+    if isinstance(i, Tensor):
+        return i._data
+    if isinstance(i, list):
+        return np.asarray(i)
+    return i

@@ -214,14 +214,12 @@ class InPlace:
         if not self._data.flags.writeable:
             raise ValueError("setitem: this tensor's array is read-only (a broadcast view?); make a copy first")
         try:
-            part = self._data[index]
+            self._data[index] = values
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor shape {self.shape})") from None
-        try:
-            self._data[index] = values
         except ValueError:
             raise ShapeError(f"setitem: a value of shape {np.shape(values)} does not fit x[index] of shape "
-                             f"{np.shape(part)} (tensor shape {self.shape})") from None
+                             f"{np.shape(self._data[index])} (tensor shape {self.shape})") from None
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         """src's values (broadcast to self's shape) written into self, converted to self's dtype

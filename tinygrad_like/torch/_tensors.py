@@ -236,7 +236,7 @@ def is_grad_enabled():
 def _size(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = size[0]
-    return tuple(builtins_int(s) for s in size)
+    return tuple(map(builtins_int, size))
 
 
 def _scalar_dtype(value):
