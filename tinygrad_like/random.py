@@ -147,6 +147,19 @@ def dropout_noise(shape, p: float, dtype) -> np.ndarray:
     return noise
 
 
+def numpy_stream(op: str) -> np.random.Generator:
+    """The numpy Generator, for a draw whose PyTorch numbers are not reproduced (cauchy_, log_normal_, geometric_,
+    binomial, poisson): while the stream is PyTorch's, an error saying so, rather than numbers PyTorch would not
+    give."""
+    if _torch is not None:
+        raise NotImplementedError(f"{op}: PyTorch's numbers for this draw are not reproduced (pytorch_streams/ has "
+                                  "normal, uniform, integers, permutations, bernoulli, exponential, multinomial and "
+                                  "dropout), and the stream in use is PyTorch's (torch.manual_seed or a "
+                                  "torch.Generator); draw it from the engine's numpy stream: Tensor.manual_seed(s), "
+                                  "or generator=numpy.random.default_rng(s)")
+    return _rng
+
+
 def drawing_pytorchs() -> bool:
     """True while the stream is PyTorch's (a TorchGenerator): for a draw whose two kinds differ in more than
     the numbers (multinomial's algorithm)."""

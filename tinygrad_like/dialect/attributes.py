@@ -125,6 +125,10 @@ class Attributes:
         inputs of a graph, and every tensor made with no gradient wanted, as in PyTorch."""
         return self._ctx is None
 
+    def is_inference(self) -> bool:
+        """False: the engine's inference_mode is no_grad, and what it makes is an ordinary tensor."""
+        return False
+
     @property
     def grad_fn(self):
         """The op (a Function) whose backward rule reaches this tensor's inputs; None on a leaf."""

@@ -1,7 +1,7 @@
 """PyTorch's arithmetic by name: out of place (`add`, `sub`, `mul`, `div`, each with PyTorch's `alpha`
 where it has one) and in place (`add_`, `sub_`, `mul_`, `div_`, `clamp_`, `masked_fill_`, `zero_`,
-`fill_`, `copy_`, `normal_`, `uniform_`, `x[index] = value`, and `t += x`, `-=`, `*=`, `/=`), with
-PyTorch's rules for writing into a tensor.
+`fill_`, `copy_`, `normal_`, `uniform_`, `cauchy_`, ..., `x[index] = value`, and `t += x`, `-=`, `*=`,
+`/=`), with PyTorch's rules for writing into a tensor; and `bernoulli`, a new tensor drawn as bernoulli_ fills.
 
 An in-place method writes into the tensor's own array and returns the tensor itself, when no graph
 is being recorded: under `no_grad()` (an optimizer step, an init), or when neither the tensor nor the
@@ -258,6 +258,30 @@ class InPlace:
         if not 0 <= p <= 1:
             raise ValueError(f"bernoulli_: p must be in [0, 1], got {p}")
         return self._draw("bernoulli_", lambda shape: _random.bernoulli(p, shape), generator, floats_only=False)
+
+    def bernoulli(self, p: float | None = None, *, generator=None) -> Tensor:
+        """A new tensor of 1s (with probability self[i], or p when given) and 0s, in self's dtype."""
+        with drawing_from(generator):
+            drawn = _random.bernoulli(self._data if p is None else p, self.shape)
+        return type(self)(drawn.astype(self.dtype))
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of the Cauchy distribution, median + sigma·tan(π(u − ½)) (numpy's stream only)."""
+        return self._draw("cauchy_", lambda shape: median + sigma * _random.numpy_stream("cauchy_").standard_cauchy(
+            shape), generator)
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+        """Fill with e^N(mean, std²) samples (numpy's stream only)."""
+        return self._draw("log_normal_", lambda shape: _random.numpy_stream("log_normal_").lognormal(mean, std, shape),
+                          generator)
+
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
+        """Fill with the number of Bernoulli(p) trials up to the first success, 1, 2, ... (numpy's stream only);
+        any dtype, as in PyTorch."""
+        if not 0 < p <= 1:
+            raise ValueError(f"geometric_: p must be in (0, 1], got {p}")
+        return self._draw("geometric_", lambda shape: _random.numpy_stream("geometric_").geometric(p, shape),
+                          generator, floats_only=False)
 
     def random_(self, low: int | None = None, high: int | None = None, *, generator=None) -> Tensor:
         """Fill with integers uniform in [low, high); random_(high) is [0, high); random_() is [0, 2^mantissa

@@ -43,7 +43,7 @@ _KINDS = (
     ("lgamma* digamma* polygamma* mvlgamma* i0 i0_ erfinv* erfc erfc_ igamma* igammac* logit logit_ sinc sinc_",
      "no special functions beyond erf"),
     ("register_hook register_post_accumulate_grad_hook retains_grad output_nr reinforce volatile grad_dtype "
-     "module_load map_ map2_ apply_ hash_tensor is_inference as_subclass",
+     "module_load map_ map2_ apply_ hash_tensor as_subclass",
      "outside the engine's autograd and Python object model"),
 )
 

@@ -18,7 +18,8 @@ tinygrad_like/dialect/printing.py); `use_pytorch_printing(False)` gives the engi
 """
 from tinygrad_like import Tensor
 from tinygrad_like.dialect.printing import use_pytorch_printing
-from tinygrad_like.torch import _functions, _nn_functions, _refuse, _tensor_types, _tensors
+from tinygrad_like.torch import _dtypes, _functions, _nn_functions, _refuse, _settings, _tensor_types, _tensors
+from tinygrad_like.torch._dtypes import can_cast, dtype, finfo, iinfo, promote_types, result_type, typename
 from tinygrad_like.torch._importer import install, uninstall
 from tinygrad_like.torch._names import supported_names
 from tinygrad_like.torch._tensor_types import (
@@ -38,8 +39,10 @@ from tinygrad_like.torch._tensors import (
     Size,
     arange,
     as_tensor,
+    asarray,
     bernoulli,
     bfloat16,
+    binomial,
     bool,
     default_generator,
     device,
@@ -47,6 +50,7 @@ from tinygrad_like.torch._tensors import (
     e,
     empty,
     empty_like,
+    empty_permuted,
     enable_grad,
     eye,
     float,
@@ -54,6 +58,7 @@ from tinygrad_like.torch._tensors import (
     float32,
     float64,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     get_default_dtype,
@@ -70,16 +75,19 @@ from tinygrad_like.torch._tensors import (
     is_grad_enabled,
     is_tensor,
     linspace,
+    logspace,
     long,
     manual_seed,
     multinomial,
     nan,
+    newaxis,
     no_grad,
     normal,
     numel,
     ones,
     ones_like,
     pi,
+    poisson,
     rand,
     rand_like,
     randint,
@@ -87,6 +95,8 @@ from tinygrad_like.torch._tensors import (
     randn,
     randn_like,
     randperm,
+    range,
+    scalar_tensor,
     seed,
     set_grad_enabled,
     set_rng_state,
@@ -100,6 +110,7 @@ from tinygrad_like.torch.serialization import load, save
 
 globals().update(_functions.FUNCTIONS)
 globals().update(_nn_functions.NN_FUNCTIONS)
+globals().update({name: getattr(_settings, name) for name in _settings.__all__})
 
 from tinygrad_like.torch import amp, autograd, backends, cuda, distributed, nn, optim, utils  # noqa: E402 (they import the names above)
 from tinygrad_like.torch.amp import GradScaler, autocast  # noqa: E402
@@ -110,5 +121,5 @@ __getattr__ = _refuse.module_getattr("torch")
 __version__ = "2.0.0+tinygrad_like"  # what scripts that compare versions see: the PyTorch 2 API
 
 __all__ = ["Tensor", *_tensors.__all__, *_tensor_types.__all__, *_functions.FUNCTIONS, *_nn_functions.NN_FUNCTIONS,
-           "save", "load", "autograd", "nn", "optim", "utils", "cuda", "backends", "amp", "distributed", "autocast",
-           "GradScaler", "install", "uninstall", "supported_names"]
+           *_dtypes.__all__, *_settings.__all__, "save", "load", "autograd", "nn", "optim", "utils", "cuda",
+           "backends", "amp", "distributed", "autocast", "GradScaler", "install", "uninstall", "supported_names"]

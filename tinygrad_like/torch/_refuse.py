@@ -31,6 +31,22 @@ REFUSED = {
     "torch.nn.Conv1d": "no convolutions",
     "torch.nn.MaxPool2d": "no pooling layers",
     "torch.optim.LBFGS": "SGD, Adam and AdamW only",
+    "torch.ModuleDict": "TorchScript's C++ binding for a scripted module's submodules; torch.nn.ModuleDict is the "
+                        "container models use",
+    "torch.ParameterDict": "TorchScript's C++ binding for a scripted module's parameters; torch.nn.ParameterDict is "
+                           "the container models use",
+    "torch.BufferDict": "TorchScript's C++ binding for a scripted module's buffers; a Module's buffers are in its "
+                        "state_dict",
+    "torch.FatalError": "an error of PyTorch's C++ runtime; the engine raises Python's own errors",
+    "torch.PyTorchFileReader": "PyTorch's C++ reader of its zip checkpoints; torch.load reads them here, in Python "
+                               "(tinygrad_like/torch/_checkpoint_zip.py)",
+    "torch.PyTorchFileWriter": "PyTorch's C++ writer of its zip checkpoints; torch.save writes them here, in Python "
+                               "(tinygrad_like/torch/_checkpoint_zip.py)",
+    "torch.SerializationStorageContext": "PyTorch's C++ bookkeeping of storages while saving; torch.save here "
+                                         "writes each tensor's array",
+    "torch.DeserializationStorageContext": "PyTorch's C++ bookkeeping of storages while loading; torch.load here "
+                                           "reads each tensor's array",
+    "torch.cond": "control flow captured for torch.compile and torch.export; the engine runs Python's own if",
     "torch.optim.RMSprop": "SGD, Adam and AdamW only",
     "torch.slice_inverse": ("an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "
                             "tensor here is its own numpy array, with no views to invert; torch.slice_scatter writes "

@@ -32,10 +32,12 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled",
     "tensor", "as_tensor", "from_numpy", "is_tensor", "numel", "zeros", "ones", "empty", "full", "arange", "linspace",
     "eye", "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like", "randint_like", "randn",
-    "rand", "randint", "randperm", "multinomial", "normal", "bernoulli",
+    "rand", "randint", "randperm", "multinomial", "normal", "bernoulli", "binomial", "poisson",
+    "scalar_tensor", "asarray", "frombuffer", "range", "logspace", "empty_permuted", "newaxis",
 ]
 
 builtins_int, builtins_bool = builtins.int, builtins.bool  # this module names torch.int and torch.bool
+builtins_float = builtins.float
 
 # ---------------------------------------------------------------- dtypes
 float32 = float = np.dtype(np.float32)
@@ -47,6 +49,7 @@ int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 bool = np.dtype(np.bool_)  # noqa: A001 (torch.bool)
 inf, nan, pi, e = math.inf, math.nan, math.pi, math.e
+newaxis = None          # x[:, torch.newaxis], numpy's and PyTorch's spelling of None in an index
 
 
 class RefusedDtype:
@@ -196,7 +199,18 @@ class enable_grad(no_grad):
 
 
 class inference_mode(no_grad):
-    """PyTorch's faster no_grad; the engine has one kind, so it is no_grad (inference_mode(False) records)."""
+    """PyTorch's faster no_grad; the engine has one kind, so it is no_grad (inference_mode(False) records).
+    `inference_mode.active` says whether one is in force (torch.is_inference_mode_enabled)."""
+
+    active = False
+
+    def __enter__(self):
+        self._was_active, inference_mode.active = inference_mode.active, not self._enabled
+        super().__enter__()
+
+    def __exit__(self, *exc):
+        inference_mode.active = self._was_active
+        super().__exit__(*exc)
 
     def __new__(cls, mode=True):
         if callable(mode):
@@ -400,3 +414,85 @@ def bernoulli(input: Tensor, p=None, generator=None) -> Tensor:
     with _drawing(generator):
         drawn = _random.bernoulli(input.numpy() if p is None else p, input.shape)
     return Tensor(drawn.astype(input.dtype))
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """The number of successes in count[i] trials of probability prob[i], in prob's dtype (numpy's stream only:
+    tinygrad_like.random.numpy_stream says why)."""
+    with _drawing(generator):
+        drawn = _random.numpy_stream("binomial").binomial(count.numpy().astype(np.int64), prob.numpy())
+    return Tensor(drawn.astype(prob.dtype))
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples of rate input[i], in input's dtype (numpy's stream only)."""
+    if (input.numpy() < 0).any():
+        raise ValueError("poisson: the rates must be >= 0")
+    with _drawing(generator):
+        drawn = _random.numpy_stream("poisson").poisson(input.numpy())
+    return Tensor(drawn.astype(input.dtype))
+
+
+# ---------------------------------------------------------------- more ways to make a tensor
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor holding the number s, float32 unless dtype is given (whatever s is, as in PyTorch)."""
+    check_device(device, "scalar_tensor")
+    return Tensor(np.asarray(s, dtype=float32 if dtype is None else np.dtype(dtype)), requires_grad=requires_grad)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """obj as a tensor, sharing memory with a tensor or numpy array when it can (copy=None), always copying
+    (copy=True), or refusing to copy (copy=False: a ValueError when a copy is needed). Python numbers and
+    lists take PyTorch's dtypes (ints int64, floats float32, bools bool)."""
+    check_device(device, "asarray")
+    array = obj._data if isinstance(obj, Tensor) else obj
+    if isinstance(array, (np.ndarray, np.generic)):
+        want = array.dtype if dtype is None else np.dtype(dtype)
+        if copy is False and want != array.dtype:
+            raise ValueError(f"asarray: copy=False, but {array.dtype} -> {want} needs a copy")
+        if isinstance(obj, Tensor) and not copy and want == array.dtype and not requires_grad:
+            return obj
+        shared = np.array(array, dtype=want, copy=True) if copy else np.asarray(array, dtype=want)
+        return Tensor(shared, requires_grad=requires_grad)
+    if copy is False:
+        raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} has to be copied into a tensor")
+    return tensor(obj, dtype=dtype, requires_grad=requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count: builtins_int = -1, offset: builtins_int = 0, requires_grad=False) -> Tensor:
+    """A 1-d tensor over the bytes of `buffer` (anything with the buffer protocol: bytearray, memoryview, ...),
+    sharing its memory; `count` items (-1: all) from byte `offset`."""
+    return Tensor(np.frombuffer(buffer, dtype=np.dtype(dtype), count=count, offset=offset),
+                  requires_grad=requires_grad)
+
+
+def range(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:  # noqa: A001
+    """start, start + step, ... up to end INCLUDED (deprecated in PyTorch for that reason: arange leaves end
+    out), float32 unless dtype is given."""
+    check_device(device, "range")
+    if end is None:
+        start, end = 0, start
+    if step == 0 or (end - start) * step < 0:
+        raise ValueError(f"range: step {step} does not go from {start} to {end}")
+    n = builtins_int(math.floor((end - start) / step)) + 1
+    values = start + step * np.arange(n, dtype=np.float64)
+    return Tensor(values.astype(float32 if dtype is None else np.dtype(dtype)), requires_grad=requires_grad)
+
+
+def logspace(start, end, steps: builtins_int, base: builtins_float = 10.0, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """base ** linspace(start, end, steps): `steps` numbers evenly spaced on a log scale, float32 unless dtype is
+    given (computed in float64, rounded once)."""
+    check_device(device, "logspace")
+    exponents = np.linspace(start, end, steps, dtype=np.float64)
+    return Tensor((builtins_float(base) ** exponents).astype(float32 if dtype is None else np.dtype(dtype)),
+                  requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of `size` (zeros, where PyTorch leaves it uninitialised). `physical_layout` orders PyTorch's
+    strides; a tensor here is one numpy array whose layout numpy chooses, so it is checked and not used."""
+    if sorted(physical_layout) != list(builtins.range(len(size))):
+        raise ValueError(f"empty_permuted: physical_layout must be a permutation of 0..{len(size) - 1}, "
+                         f"got {physical_layout}")
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)

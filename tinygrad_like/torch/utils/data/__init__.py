@@ -3,11 +3,13 @@
 DataLoader` works as `from torch.utils.data import DataLoader` does."""
 from tinygrad_like.torch._refuse import module_getattr
 from tinygrad_like.torch.utils.data import dataloader, dataset, sampler
-from tinygrad_like.torch.utils.data.dataloader import DataLoader, default_collate, get_worker_info
+from tinygrad_like.torch.utils.data.dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from tinygrad_like.torch.utils.data.dataset import (
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -21,7 +23,8 @@ from tinygrad_like.torch.utils.data.sampler import (
     WeightedRandomSampler,
 )
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "DataLoader",
-           "default_collate", "get_worker_info", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "StackDataset", "random_split", "DataLoader", "default_collate", "default_convert", "get_worker_info",
+           "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
 __getattr__ = module_getattr("torch.utils.data")

@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from tinygrad_like import Tensor
+from tinygrad_like.torch import _settings
 from tinygrad_like.torch._refuse import module_getattr
 from tinygrad_like.torch._tensors import _drawing
 from tinygrad_like.torch.utils.data.dataset import IterableDataset
@@ -25,7 +26,7 @@ from tinygrad_like.torch.utils.data.sampler import (
     seed_from_library_stream,
 )
 
-__all__ = ["DataLoader", "default_collate", "get_worker_info"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 _said_main_process = False
 
@@ -59,6 +60,22 @@ def _stacked(batch: list) -> Tensor:
         return Tensor.stack(*batch)                   # raises, naming the shapes
 
 
+def default_convert(data):
+    """What a DataLoader with batch_size=None gives for each example: numpy arrays (and numbers of numpy's
+    types) made tensors, through tuples, lists and dicts; anything else as it is (Python numbers included)."""
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
+        return Tensor(data)
+    if isinstance(data, np.generic) and data.dtype.kind in "biuf":
+        return Tensor(np.asarray(data))
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):                    # a namedtuple keeps its type
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
 def get_worker_info():
     """None: the code runs in the main process (as it always does here)."""
     return None
@@ -66,7 +83,7 @@ def get_worker_info():
 
 def _say_main_process(num_workers: int) -> None:
     global _said_main_process
-    if num_workers > 0 and not _said_main_process:
+    if num_workers > 0 and (not _said_main_process or _settings.SETTINGS["warn_always"]):
         _said_main_process = True
         print(f"tinygrad_like.torch: DataLoader(num_workers={num_workers}) loads in the main process "
               "(the engine runs in one process)", file=sys.stderr)

@@ -11,7 +11,8 @@ from tinygrad_like import Tensor
 from tinygrad_like.torch._refuse import module_getattr
 from tinygrad_like.torch._tensors import randperm
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "StackDataset",
+           "random_split"]
 
 
 class Dataset:
@@ -80,6 +81,47 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, index)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][index - start]
+
+
+class ChainDataset(IterableDataset):
+    """Several IterableDatasets read one after the other, as one stream."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset: only IterableDatasets can be chained, got {type(d).__name__}")
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Datasets of one length read side by side: StackDataset(a, b)[i] is (a[i], b[i]), StackDataset(x=a, y=b)[i]
+    is {"x": a[i], "y": b[i]}."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: pass the datasets by position (tuples) or by name (dicts), not both")
+        self.datasets = args or kwargs
+        parts = list(args or kwargs.values())
+        if not parts:
+            raise ValueError("StackDataset: needs at least one dataset")
+        lengths = {len(d) for d in parts}
+        if len(lengths) != 1:
+            raise ValueError(f"StackDataset: the datasets' lengths differ: {[len(d) for d in parts]}")
+        self._length = lengths.pop()
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: d[index] for name, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
 
 
 def random_split(dataset, lengths, generator=None) -> list[Subset]:
