@@ -26,6 +26,39 @@ def case(op, shapes, fn, ref, kind="normal", label=""):
 
 
 np_erf = np.vectorize(math.erf)
+np_lgamma = np.vectorize(math.lgamma)
+ZEROS_AND_ONES = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+
+
+def np_logit(p):
+    return np.log(p / (1 - p))
+
+
+def np_polygamma(n, x, terms=200000):
+    """(−1)ⁿ⁺¹ n! Σₖ (x + k)^−(n+1), summed directly, plus the integral of the rest (an independent form)."""
+    k = np.arange(terms)
+    sums = np.array([((v + k) ** -(n + 1.0)).sum() + (v + terms) ** -float(n) / n + (v + terms) ** -(n + 1.0) / 2
+                     for v in np.ravel(x)])
+    return ((-1) ** (n + 1) * math.factorial(n) * sums).reshape(np.shape(x))
+
+
+def np_digamma(x, terms=200000):
+    """ψ(x) = −γ + Σₖ (1/(k + 1) − 1/(x + k)), summed directly, the rest by Euler–Maclaurin (an independent form)."""
+    k = np.arange(terms)
+    def f(v, j):
+        return 1 / (j + 1) - 1 / (v + j)
+    sums = np.array([f(v, k).sum() + np.log((v + terms) / (terms + 1)) + f(v, terms) / 2 for v in np.ravel(x)])
+    return (sums - np.euler_gamma).reshape(np.shape(x))
+
+
+def np_erfinv(y):
+    """erfinv by bisection on math.erf (60 halvings: float64 rounding)."""
+    lo, hi = np.full(np.shape(y), -6.0), np.full(np.shape(y), 6.0)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        below = np_erf(mid) < y
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
 
 
 def np_sigmoid(x):
@@ -136,6 +169,24 @@ case("fmin", [(2, 3), (3,)], lambda x, y: x.fmin(y), np.fmin, kind="distinct")
 case("nan_to_num", [(2, 3)], lambda x: x.nan_to_num(), lambda x: x)
 case("ldexp", [(2, 3)], lambda x: x.ldexp(Tensor(np.array([-2, 0, 3]))), lambda x: x * 2.0 ** np.array([-2, 0, 3]))
 case("ldexp", [(2, 3), (3,)], lambda x, e: x.ldexp(e), lambda x, e: x * 2.0 ** e, label="float-exponent")
+case("erfc", [(2, 3)], lambda x: (x * 3).erfc(), lambda x: 1 - np_erf(x * 3))
+case("erfinv", [(2, 3)], lambda x: (x.tanh() * 0.9).erfinv(), lambda x: np_erfinv(np.tanh(x) * 0.9))
+case("lgamma", [(2, 3)], lambda x: (x * 3).lgamma(), lambda x: np_lgamma(x * 3), kind="pos")
+case("lgamma", [(2, 3)], lambda x: (x - 3.5).lgamma(), lambda x: np_lgamma(x - 3.5), kind="pos", label="negative")
+case("digamma", [(2, 3)], lambda x: (x * 3).digamma(), lambda x: np_digamma(x * 3), kind="pos")
+case("digamma", [(2, 3)], lambda x: (x * 0.4 - 2.3).digamma(), lambda x: np_digamma(x * 0.4 - 2.3), kind="pos",
+     label="negative")
+case("polygamma", [(2, 3)], lambda x: (x * 3).polygamma(1), lambda x: np_polygamma(1, x * 3), kind="pos")
+case("polygamma", [(2, 3)], lambda x: (x + 0.5).polygamma(3), lambda x: np_polygamma(3, x + 0.5), kind="pos",
+     label="n3")
+case("mvlgamma", [(2, 3)], lambda x: (x + 2).mvlgamma(3), lambda x: sum(np_lgamma(x + 2 - i / 2) for i in range(3))
+     + 1.5 * np.log(np.pi), kind="pos")
+case("i0", [(2, 3)], lambda x: (x * 4).i0(), lambda x: np.i0(x * 4))
+case("logit", [(2, 3)], lambda x: x.sigmoid().logit(), lambda x: x)
+case("logit", [(2, 3)], lambda x: (x * 0.3).logit(eps=0.2), lambda x: np_logit(np.clip(x * 0.3, 0.2, 0.8)), kind="pos",
+     label="eps")
+case("sinc", [(2, 3)], lambda x: (x * 2).sinc(), lambda x: np.sinc(x * 2))
+case("sinc", [(2, 3)], lambda x: (x * ZEROS_AND_ONES).sinc(), lambda x: np.sinc(x * ZEROS_AND_ONES), label="at-0")
 case("addcmul", [(2, 3), (3,), (2, 1)], lambda a, b, c: a.addcmul(b, c, value=0.5), lambda a, b, c: a + 0.5 * b * c)
 case("addcdiv", [(2, 3), (3,), (2, 3)], lambda a, b, c: a.addcdiv(b, c, value=-2), lambda a, b, c: a - 2 * b / c,
      kind="pos")

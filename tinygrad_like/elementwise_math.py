@@ -2,13 +2,15 @@
 trigonometric functions (and their inverses), hypot, rsqrt, log2/log10/exp2/expm1, erf (exact GELU), a
 softplus that is stable at ±1e4, square, pow, clamp/clip, fmod, round/floor/ceil/trunc, lerp, the
 activations elu, leaky_relu, hardtanh and relu6, the tests isnan/isinf/isfinite, the comparisons (<, ==,
-..., isclose/allclose) and logic (&, |, ^, ~), and integer division (//, %).
+..., isclose/allclose) and logic (&, |, ^, ~), integer division (//, %), and the special functions erfc,
+erfinv, lgamma, digamma, polygamma, mvlgamma, i0, logit and sinc (special.py computes those numpy lacks).
 
 sin, cos, erf and log1p are primitives of tinygrad_like/ops.py; asin, acos, atan, asinh, acosh, atanh,
-atan2, hypot, expm1 and fmod are primitives of this file (forward and backward side by side, below); the
-rest are composed from primitives, so their gradients (and second derivatives) come for free. Every
-function keeps the input's shape and, for float32 input, float32; integer and bool input gives float32,
-as in PyTorch. Tensor inherits them from `ElementwiseMathMixin`.
+atan2, hypot, expm1, fmod, erfc, erfinv, lgamma, polygamma (digamma is its n = 0) and i0 are primitives
+of this file (forward and backward side by side, below); the rest are composed from primitives, so their
+gradients (and second derivatives) come for free. Every function keeps the input's shape and, for
+float32 input, float32; integer and bool input gives float32, as in PyTorch. Tensor inherits them from
+`ElementwiseMathMixin`.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tinygrad_like import dtypes, ops
+from tinygrad_like import dtypes, ops, special
 from tinygrad_like.function import Function
 from tinygrad_like.ops import unbroadcast
 
@@ -107,6 +109,53 @@ class Fmod(Function):
                 unbroadcast(-grad * (x / y).trunc(), y.shape) if y.requires_grad else None)
 
 
+# ---------------------------------------------------------------- special functions (tinygrad_like/special.py)
+
+class Erfc(Function):
+    """1 − erf(x), exact where it is tiny."""
+    def forward(self, x): return special.erfc(x)
+    def backward(self, grad, out):                                        # d erfc = −2/√π e^(−x²)
+        x = self.parents[0]
+        return grad * (-x * x).exp() * (-2 / math.sqrt(math.pi))
+
+
+class Erfinv(Function):
+    """The x with erf(x) = y, for y in (−1, 1)."""
+    def forward(self, y): return special.erfinv(y)
+    def backward(self, grad, out):                                        # d erfinv = √π/2 e^(erfinv(y)²)
+        return grad * (out * out).exp() * (math.sqrt(math.pi) / 2)
+
+
+class Lgamma(Function):
+    """ln|Γ(x)|."""
+    def forward(self, x): return special.lgamma(x)
+    def backward(self, grad, out): return grad * self.parents[0].digamma()  # d lgamma = ψ
+
+
+class Polygamma(Function):
+    """ψ⁽ⁿ⁾(x), the n-th derivative of digamma ψ = (ln Γ)′ (n = 0: digamma itself)."""
+    def forward(self, x, n):
+        self.n = n
+        return special.polygamma(n, x)
+    def backward(self, grad, out): return grad * self.parents[0].polygamma(self.n + 1)   # d ψ⁽ⁿ⁾ = ψ⁽ⁿ⁺¹⁾
+
+
+class I0(Function):
+    """I₀(x), the modified Bessel function of the first kind of order 0 (numpy's i0)."""
+    def forward(self, x): return np.i0(x).astype(x.dtype, copy=False)
+    def backward(self, grad, out): return grad * I1.apply(self.parents[0])  # d I₀ = I₁
+
+
+class I1(Function):
+    """I₁(x), the derivative of I₀ (the gradient of i0; special.py)."""
+    def forward(self, x): return special.i1(x)
+    def backward(self, grad, out):                                        # d I₁ = I₀ − I₁/x (1/2 at x = 0)
+        x = self.parents[0]
+        zero = x == 0
+        safe = zero.where(1.0, x)
+        return grad * zero.where(0.5, I0.apply(x) - out / safe)
+
+
 class ElementwiseMathMixin:
     """Tensor's elementwise math beyond the core: sin, erf, clamp, round, lerp, isclose, ..."""
 
@@ -175,6 +224,58 @@ class ElementwiseMathMixin:
         return _constant(self, np.trunc(self._data))
 
     fix = trunc
+
+    # ---------------------------------------------------------------- special functions
+    def erfc(self) -> Tensor:
+        """1 − erf(x), without cancellation: erfc(10) = 2.09e−45 (special.py)."""
+        return Erfc.apply(self._floating())
+
+    def erfinv(self) -> Tensor:
+        """The inverse of erf on (−1, 1) (±inf at ±1, NaN outside), to float64 rounding (special.py)."""
+        return Erfinv.apply(self._floating())
+
+    def lgamma(self) -> Tensor:
+        """ln|Γ(x)|, +inf at 0, −1, −2, ... (the C library's, as PyTorch's)."""
+        return Lgamma.apply(self._floating())
+
+    def digamma(self) -> Tensor:
+        """ψ(x) = Γ′(x)/Γ(x), the derivative of lgamma."""
+        return Polygamma.apply(self._floating(), n=0)
+
+    def polygamma(self, n: int) -> Tensor:
+        """ψ⁽ⁿ⁾(x), the n-th derivative of digamma (n ≥ 0)."""
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"polygamma: n must be a non-negative integer, got {n!r}")
+        return Polygamma.apply(self._floating(), n=int(n))
+
+    def mvlgamma(self, p: int) -> Tensor:
+        """The multivariate log-gamma of dimension p: p(p−1)/4 · ln π + Σᵢ₌₀^(p−1) lgamma(x − i/2), defined for
+        x > (p − 1)/2 (an error elsewhere, as in PyTorch)."""
+        if not isinstance(p, (int, np.integer)) or p < 1:
+            raise ValueError(f"mvlgamma: p must be an integer >= 1, got {p!r}")
+        x = self._floating()
+        if not (x._data > (p - 1) / 2).all():
+            raise ValueError(f"mvlgamma: every entry must be > (p − 1)/2 = {(p - 1) / 2} for p = {p}")
+        return sum((x - i / 2).lgamma() for i in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
+
+    def i0(self) -> Tensor:
+        """I₀(x), the modified Bessel function of the first kind of order 0 (numpy's i0); its derivative is I₁."""
+        return I0.apply(self._floating())
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        """ln(p/(1 − p)), the inverse of sigmoid (the quotient is exact to rounding, so its ln is too); with eps,
+        p is first clamped into [eps, 1 − eps] (PyTorch's option; the gradient is then 0 where p was clamped)."""
+        p = self._floating()
+        if eps is not None:
+            p = p.clamp(eps, 1 - eps)
+        return (p / (1 - p)).log()                                        # 1 − p is exact where p is near 1
+
+    def sinc(self) -> Tensor:
+        """sin(πx)/(πx), 1 at x = 0 (where its derivative is 0)."""
+        x = self._floating()
+        zero = x == 0
+        pix = zero.where(1.0, x) * math.pi                                # not 0/0 in the gradient either
+        return zero.where(1.0, pix.sin() / pix)
 
     # ---------------------------------------------------------------- activations
     def elu(self, alpha: float = 1.0) -> Tensor:

@@ -224,7 +224,8 @@ def _either(a, b):
 for _name in ("acosh", "asinh", "atanh", "deg2rad", "rad2deg", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
               "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
               "bitwise_left_shift", "bitwise_right_shift", "copysign", "nextafter", "ldexp", "nan_to_num", "heaviside",
-              "xlogy", "gcd", "lcm"):
+              "xlogy", "gcd", "lcm", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
+              "sinc"):
     setattr(Elementwise, f"{_name}_", _in_place(_name))
 for _alias, _name in (("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"), ("greater", "gt"),
                       ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne")):

@@ -38,7 +38,8 @@ ELEMENTWISE_FUNCTIONS = (
     "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "lcm_", "ldexp_", "log10_",
     "log1p_", "log2_", "log_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_",
-    "rsub", "fill", "isin",
+    "erfc", "erfc_", "erfinv", "lgamma", "digamma", "mvlgamma", "i0", "i0_", "logit", "logit_", "sinc", "sinc_",
+    "rsub", "fill", "isin", "polygamma",
 )
 
 
@@ -71,6 +72,11 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     elements = _as_tensor(elements)
     test = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return elements._result(np.isin(elements._data, test, assume_unique=assume_unique, invert=invert), None)
+
+
+def polygamma(n: int, input) -> Tensor:
+    """ψ⁽ⁿ⁾(input): torch.polygamma takes n first (Tensor.polygamma(n) is input.polygamma(n))."""
+    return _as_tensor(input).polygamma(n)
 
 
 def _as_tensor(value) -> Tensor:
@@ -152,7 +158,8 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu, bmm=bmm,
                  einsum=einsum, outer=outer, ger=outer, set_num_threads=set_num_threads,
-                 get_num_threads=get_num_threads, set_printoptions=set_printoptions, rsub=rsub, fill=fill, isin=isin)
+                 get_num_threads=get_num_threads, set_printoptions=set_printoptions, rsub=rsub, fill=fill, isin=isin,
+                 polygamma=polygamma)
 
 from tinygrad_like.torch._array_functions import ARRAY_FUNCTIONS  # noqa: E402 (linear algebra, indexing, shapes, statistics)
 

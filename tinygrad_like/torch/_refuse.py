@@ -105,6 +105,8 @@ CATEGORIES = [
      r"triangular_solve|^orgqr|^ormqr|^geqrf|^lobpcg|nuclear_norm",
      "no linear algebra beyond matmul"),
     (("torch", "torch.Tensor"), r"fft|^stft$|^istft$|_window$", "no Fourier transforms or signal windows"),
+    (("torch",), r"^igammac?_?$", "no incomplete gamma functions: numpy has no exact form of them (erf, erfc, "
+     "erfinv, lgamma, digamma, polygamma and i0 are here)"),
     (("torch.nn",), r"^Lazy|^Uninitialized", "no lazy modules: give each layer its sizes"),
     (("torch",), r"^batch_norm_|^embedding_bag$",
      "PyTorch's internal operator behind a layer, returning its statistics and bookkeeping tensors too: call "
