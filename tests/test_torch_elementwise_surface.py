@@ -344,3 +344,22 @@ def test_logit_with_eps_and_the_incomplete_gammas_refused():
             getattr(facade, name)
         with pytest.raises(NotImplementedError, match="no incomplete gamma functions"):
             getattr(facade.zeros(1), name)
+
+
+def test_what_complex_aware_code_asks_of_a_real_tensor():
+    # sgn(NaN): PyTorch's sign and sgn give 0, numpy's sign and ours keep the NaN (a NaN is not hidden)
+    nan = facade.tensor([np.nan])
+    assert math.isnan(facade.sgn(nan).item()) and math.isnan(facade.angle(nan).item())
+    for x in (np.array(EXTREMES[:-1]), np.array(EXTREMES32[:-1], np.float32), INTS):
+        for name in ("sgn", "angle", "conj", "conj_physical", "resolve_conj", "resolve_neg", "real"):
+            same(*both(lambda t, a, n=name: getattr(t, n)(a), x))
+        for name in ("sgn", "angle", "conj", "conj_physical", "resolve_conj", "resolve_neg"):
+            same(*both(lambda t, a, n=name: getattr(a, n)(), x))
+        same(*both(lambda t, a: a.real, x))
+        same(*both(lambda t, a: (a.sgn_(), a)[1], x))
+        same(*both(lambda t, a: (t.conj_physical_(a), a)[1], x))
+        for name in ("is_complex", "is_conj", "is_neg"):
+            same(*both(lambda t, a, n=name: getattr(t, n)(a), x))
+            same(*both(lambda t, a, n=name: getattr(a, n)(), x))
+    with pytest.raises(NotImplementedError, match="no complex numbers"):
+        _ = facade.zeros(2).imag

@@ -170,13 +170,14 @@ def test_under_pytorchs_stream_those_draws_say_why():
 
 
 def test_bernoulli_as_a_method_equals_pytorchs_draw(torch):
-    p = np.array([[0.0, 1.0, 0.5], [0.25, 0.75, 0.9]], dtype=np.float32)
     facade.manual_seed(11)
     torch.manual_seed(11)
     try:
-        ours, theirs = facade.tensor(p).bernoulli(), torch.tensor(p).bernoulli()
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-        assert ours.dtype == np.float32
+        for dtype in (np.float32, np.float64):
+            p = np.random.default_rng(1).uniform(0, 1, (40, 30)).astype(dtype)
+            ours, theirs = facade.tensor(p).bernoulli(), torch.tensor(p).bernoulli()
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+            assert ours.dtype == dtype
         np.testing.assert_array_equal(facade.tensor(p).bernoulli(0.5).numpy(), torch.tensor(p).bernoulli(0.5).numpy())
     finally:
         Tensor.manual_seed(0)
@@ -242,6 +243,12 @@ def test_inference_mode_queries():
     def inside():
         return facade.is_inference_mode_enabled()
     assert inside() and not facade.is_inference_mode_enabled()
+
+
+def test_autocast_is_never_enabled():
+    assert not facade.is_autocast_enabled() and not facade.is_autocast_cpu_enabled()
+    with facade.autocast("cpu", enabled=False):
+        assert not facade.is_autocast_enabled("cpu")
 
 
 def test_default_tensor_type():

@@ -2,7 +2,9 @@
 point helpers (`copysign`, `nextafter`, `ldexp`, `frexp`, `nan_to_num`, `fmax`/`fmin`, `float_power`,
 `heaviside`), `xlogy`, `logaddexp2`, `addcmul`/`addcdiv`, integer ops (`gcd`, `lcm`, the `bitwise_*`
 ones with the shifts), `isreal`, the legacy `new`, `detach_`, the conjugate transposes of a real
-matrix (`H`, `mH`, `adjoint`), and the in-place `name_` form of each, and of the comparisons and logic.
+matrix (`H`, `mH`, `adjoint`), what complex-aware code asks of a real tensor (`sgn`, `angle`, `conj`,
+`real`, `is_complex`, ...; `imag` stays PyTorch's error), and the in-place `name_` form of each, and of
+the comparisons and logic.
 
 The differentiable ones are compositions of engine ops, so their gradients come from those (the table of
 tests/test_api_gradcheck.py checks them); the integer, rounding and bit ops are constants, as their
@@ -124,6 +126,40 @@ class Elementwise:
         """True everywhere: the engine's tensors are real (PyTorch's answer for a real dtype)."""
         return self._result(np.ones(self.shape, dtype=bool), None)
 
+    # ---------------------------------------------------------------- real numbers as complex-aware code asks
+    def sgn(self) -> Tensor:
+        """z/|z| for complex numbers; for the engine's real numbers, sign(x)."""
+        return self.sign()
+
+    def angle(self) -> Tensor:
+        """The argument of a number: for real x, π where x < 0, 0 elsewhere, NaN at NaN (floating). No gradient
+        (PyTorch's is 0)."""
+        x = self._floating()
+        angle = np.where(x._data < 0, np.pi, 0.0).astype(x.dtype)
+        return x._result(np.where(np.isnan(x._data), x._data, angle), None)
+
+    def conj(self) -> Tensor:
+        """The complex conjugate: a real tensor is its own (self, as in PyTorch)."""
+        return self
+
+    resolve_conj = resolve_neg = conj
+
+    def conj_physical(self) -> Tensor:
+        """The conjugate as a new tensor: a copy of a real tensor (a recorded identity, so gradients pass)."""
+        return self.clone()
+
+    def conj_physical_(self) -> Tensor:
+        return self
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: a real tensor itself."""
+        return self
+
+    def is_complex(self) -> bool: return False
+    def is_conj(self) -> bool: return False
+    def is_neg(self) -> bool: return False
+
     # ---------------------------------------------------------------- integers and bits
     def gcd(self, other) -> Tensor:
         """The greatest common divisor (non-negative; gcd(0, 0) = 0). Integers only."""
@@ -225,7 +261,7 @@ for _name in ("acosh", "asinh", "atanh", "deg2rad", "rad2deg", "eq", "ne", "lt",
               "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
               "bitwise_left_shift", "bitwise_right_shift", "copysign", "nextafter", "ldexp", "nan_to_num", "heaviside",
               "xlogy", "gcd", "lcm", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
-              "sinc"):
+              "sinc", "sgn"):
     setattr(Elementwise, f"{_name}_", _in_place(_name))
 for _alias, _name in (("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"), ("greater", "gt"),
                       ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne")):

@@ -26,8 +26,7 @@ _KINDS = (
     ("*sparse* to_sparse* coalesce is_coalesced indices values crow_indices col_indices ccol_indices row_indices "
      "to_dense dense_dim smm sspaddmm", "dense numpy arrays only"),
     ("q_* qscheme is_quantized int_repr dequantize", "no quantized tensors"),
-    ("conj* is_conj imag real angle is_complex cfloat cdouble chalf resolve_conj resolve_neg is_neg sgn sgn_",
-     "no complex numbers"),
+    ("imag cfloat cdouble chalf", "no complex numbers"),
     ("names rename rename_ refine_names align_as align_to has_names", "no named tensors"),
     ("storage storage_offset storage_type untyped_storage set_ is_set_to share_memory_ is_shared as_strided* stride "
      "resize_* resize new_empty_strided is_nested to_padded_tensor dim_order layout nonzero_static",

@@ -39,6 +39,8 @@ ELEMENTWISE_FUNCTIONS = (
     "log1p_", "log2_", "log_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_",
     "erfc", "erfc_", "erfinv", "lgamma", "digamma", "mvlgamma", "i0", "i0_", "logit", "logit_", "sinc", "sinc_",
+    "sgn", "angle", "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "is_complex", "is_conj",
+    "is_neg", "real",
     "rsub", "fill", "isin", "polygamma",
 )
 
@@ -77,6 +79,11 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 def polygamma(n: int, input) -> Tensor:
     """ψ⁽ⁿ⁾(input): torch.polygamma takes n first (Tensor.polygamma(n) is input.polygamma(n))."""
     return _as_tensor(input).polygamma(n)
+
+
+def real(input) -> Tensor:
+    """The real part: a real tensor itself (Tensor.real is a property, as in PyTorch)."""
+    return _as_tensor(input).real
 
 
 def _as_tensor(value) -> Tensor:
@@ -159,7 +166,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 FUNCTIONS.update(cat=cat, concat=cat, concatenate=cat, stack=stack, where=where, tril=tril, triu=triu, bmm=bmm,
                  einsum=einsum, outer=outer, ger=outer, set_num_threads=set_num_threads,
                  get_num_threads=get_num_threads, set_printoptions=set_printoptions, rsub=rsub, fill=fill, isin=isin,
-                 polygamma=polygamma)
+                 polygamma=polygamma, real=real)
 
 from tinygrad_like.torch._array_functions import ARRAY_FUNCTIONS  # noqa: E402 (linear algebra, indexing, shapes, statistics)
 

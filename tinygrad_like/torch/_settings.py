@@ -13,7 +13,9 @@
 - `is_inference_mode_enabled()`: inside `torch.inference_mode()`; `is_inference(t)` is False, since the
   engine's inference mode is no_grad and its tensors are ordinary ones;
 - `set_default_tensor_type`: float32 types are the default already; others are refused as
-  set_default_dtype is.
+  set_default_dtype is;
+- `is_autocast_enabled()`: False, always: autocast never changes a dtype here (torch.autocast is the no-op
+  PyTorch makes of it without CUDA, or refused).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ __all__ = ["set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_en
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_float32_matmul_precision", "get_float32_matmul_precision",
            "set_flush_denormal", "set_warn_always", "is_warn_always_enabled", "is_inference",
-           "is_inference_mode_enabled", "set_default_tensor_type"]
+           "is_inference_mode_enabled", "set_default_tensor_type", "is_autocast_enabled", "is_autocast_cpu_enabled"]
 
 SETTINGS = {"deterministic": False, "warn_only": False, "debug_mode": 0, "matmul_precision": "highest",
             "warn_always": False}
@@ -123,3 +125,12 @@ def set_default_tensor_type(t) -> None:
         raise NotInEngine(f"tinygrad_like.torch has no set_default_tensor_type({name}) "
                           f"({REFUSED['torch.set_default_dtype']}): the engine does not provide it. "
                           "See docs/pytorch.md.")
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """False: no autocast region ever computes in a lower precision here (torch.amp.autocast)."""
+    return False
+
+
+def is_autocast_cpu_enabled() -> bool:
+    return False
