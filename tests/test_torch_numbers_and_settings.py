@@ -198,6 +198,31 @@ def test_anomaly_switches_are_the_engines_detect_anomaly():
         facade.set_anomaly_enabled(True, check_nan=False)
 
 
+def test_torch_autograds_anomaly_context_managers():
+    x = facade.tensor([0.0], requires_grad=True)
+    with facade.autograd.detect_anomaly():
+        assert facade.is_anomaly_enabled()
+        with pytest.raises(FloatingPointError, match="detect_anomaly"), np.errstate(divide="ignore"):
+            x.sqrt().log().sum().backward()
+    assert not facade.is_anomaly_enabled()
+
+    @facade.autograd.detect_anomaly()
+    def inside():
+        return facade.is_anomaly_enabled()
+    assert inside() and not facade.is_anomaly_enabled()
+    with facade.autograd.set_detect_anomaly(True):
+        assert facade.is_anomaly_enabled()
+    assert not facade.is_anomaly_enabled()
+    facade.autograd.set_detect_anomaly(True)
+    try:
+        assert state.detect_anomaly
+    finally:
+        facade.autograd.set_detect_anomaly(False)
+    assert not state.detect_anomaly
+    with pytest.raises(NotImplementedError, match="check_nan=False"):
+        facade.autograd.detect_anomaly(check_nan=False)
+
+
 def test_determinism_and_precision_switches_are_recorded_and_answered(torch):
     try:
         for t in (facade, torch):

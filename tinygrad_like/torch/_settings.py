@@ -1,7 +1,7 @@
 """torch's global switches that real programs set and query, each mapped onto what the engine does:
 
-- anomaly detection (`set_anomaly_enabled`, `is_anomaly_enabled`) is the engine's `detect_anomaly` mode
-  (every gradient checked for NaN and Inf, naming the op whose rule made it);
+- anomaly detection (`set_anomaly_enabled`, `is_anomaly_enabled`; torch.autograd's `detect_anomaly`) is the
+  engine's `detect_anomaly` mode (each op's output and gradient checked for NaN and Inf, naming the op);
 - determinism (`use_deterministic_algorithms`, the debug mode): the engine is deterministic, every op is
   numpy's on one process, so the switches are recorded and answered, and nothing changes;
 - `set_float32_matmul_precision("high")` (nanoGPT-style scripts): numpy's float32 matmul always computes in
