@@ -32,8 +32,9 @@ _KINDS = (
      "resize_* resize new_empty_strided is_nested to_padded_tensor dim_order layout nonzero_static",
      "a tensor's memory is one numpy array: no storages, strides or nested tensors"),
     ("half bfloat16 float8*", "float32 and float64 only"),
-    ("cholesky* qr svd lu lu_solve det logdet slogdet inverse pinverse eig symeig geqrf orgqr ormqr lstsq solve "
-     "triangular_solve matrix_exp matrix_power", "no linear algebra beyond matmul"),
+    ("cholesky* qr svd lu lu_solve pinverse eig symeig geqrf orgqr ormqr lstsq solve triangular_solve matrix_exp",
+     "no matrix decompositions or solvers (svd, qr, cholesky, eig, lu, lstsq, pinverse, ...): the engine's linear "
+     "algebra is products (matmul, kron, tensordot, ...), inverse, det, slogdet and matrix_power"),
     ("stft istft", "no Fourier transforms"),
     ("slice_inverse", "an internal op of PyTorch's functionalization (the base tensor a slice is a view of): a "
      "tensor here is its own numpy array, with no views to invert; slice_scatter writes a slice into a tensor"),

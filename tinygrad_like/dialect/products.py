@@ -3,7 +3,8 @@ reshapes, so its gradient is theirs (tests/test_arrays_gradcheck.py checks each)
 
 - with a term added: `addmm` (β·input + α·mat1 @ mat2), `addmv`, `addr` (an outer product), `baddbmm`
   (batched), `addbmm` (batched, summed over the batch), and their in-place forms `addmm_`, ...;
-- `inner`, `vdot`, `kron`, `cross`, `diagflat`, `dist` (adjoint, H and mH are in dialect/elementwise.py).
+- `inner`, `vdot`, `kron`, `cross`, `diagflat`, `dist` (adjoint, H and mH are in dialect/elementwise.py);
+- `inverse`, `det`, `slogdet`, `logdet`, `matrix_power`, PyTorch's spellings of tinygrad_like/linalg.py.
 
 torch-level products without a Tensor method (tensordot, chain_matmul, block_diag, cdist, ...) are in
 tinygrad_like/torch/_array_functions.py. The dialect attaches these to Tensor.
@@ -11,14 +12,19 @@ tinygrad_like/torch/_array_functions.py. The dialect attaches these to Tensor.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tinygrad_like import linalg
 from tinygrad_like.errors import ShapeError
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
+
+
+SignLogAbsDet = namedtuple("slogdet", ["sign", "logabsdet"])
 
 
 def in_place_of(name: str):
@@ -124,6 +130,26 @@ class Products:
     def diagflat(self, offset: int = 0) -> Tensor:
         """The entries of self, flattened, on the offset diagonal of a square matrix of zeros."""
         return self.reshape(-1).diag_embed(offset)
+
+    def inverse(self) -> Tensor:
+        """A⁻¹ of each square matrix (..., n, n) (tinygrad_like/linalg.py)."""
+        return linalg.inverse(self)
+
+    def det(self) -> Tensor:
+        """The determinant of each square matrix: (..., n, n) -> (...)."""
+        return linalg.det(self)
+
+    def slogdet(self) -> tuple:
+        """(sign, logabsdet) of each square matrix: det = sign · exp(logabsdet), without overflow."""
+        return SignLogAbsDet(*linalg.slogdet(self))
+
+    def logdet(self) -> Tensor:
+        """log det of each square matrix (NaN where det < 0)."""
+        return linalg.logdet(self)
+
+    def matrix_power(self, n: int) -> Tensor:
+        """Aⁿ of each square matrix (n < 0: of the inverse)."""
+        return linalg.matrix_power(self, n)
 
     def dist(self, other, p=2) -> Tensor:
         """The p-norm of self − other (broadcast) over all entries: p = 2 Euclid's, 1, inf, -inf, 0 (how many

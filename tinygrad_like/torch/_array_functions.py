@@ -26,6 +26,7 @@ ARRAY_METHOD_FUNCTIONS = (
     # linear algebra
     "mm", "mv", "addmm", "addmv", "addmv_", "addr", "addbmm", "baddbmm", "inner", "vdot", "kron", "cross", "trace",
     "diag", "diagonal", "diagflat", "diag_embed", "dist",
+    "inverse", "det", "slogdet", "logdet", "matrix_power",
     # indexing
     "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce", "scatter_reduce", "take",
     "take_along_dim", "put", "masked_scatter", "select_scatter", "slice_scatter", "diagonal_scatter", "argwhere",

@@ -21,7 +21,8 @@ REFUSED = {
     "torch.compile": "the engine runs every op eagerly in numpy; there is no compiler",
     "torch.jit": "no TorchScript: models are plain Python here",
     "torch.fft": "no Fourier transforms",
-    "torch.linalg": "no linear algebra beyond matmul",
+    "torch.linalg": ("no torch.linalg: the engine's linear algebra is torch's products (matmul, kron, tensordot, "
+                     "...), torch.inverse, det, slogdet, logdet and matrix_power; no decompositions or solvers"),
     "torch.sparse": "dense numpy arrays only",
     "torch.complex64": "no complex dtypes",
     "torch.set_default_dtype": "Python floats always become float32; pass dtype= or call model.double()",
@@ -101,9 +102,10 @@ CATEGORIES = [
     (("torch",), r"^lstm|^gru|^rnn_|^quantized_(lstm|gru|rnn)",
      "PyTorch's internal operator behind nn.RNN, nn.LSTM and nn.GRU: use the layers (or their cells)"),
     (("torch", "torch.Tensor"),
-     r"linalg|^det$|logdet|slogdet|inverse|^pinverse|^svd|^qr$|cholesky|^eig|lstsq|^lu|^matrix_exp|matrix_power|"
-     r"triangular_solve|^orgqr|^ormqr|^geqrf|^lobpcg|nuclear_norm",
-     "no linear algebra beyond matmul"),
+     r"linalg|^pinverse|^svd|^qr$|cholesky|^eig|lstsq|^lu|^matrix_exp|triangular_solve|^orgqr|^ormqr|^geqrf|"
+     r"^lobpcg|nuclear_norm",
+     "no matrix decompositions or solvers (svd, qr, cholesky, eig, lu, lstsq, pinverse, ...): the engine's linear "
+     "algebra is products (matmul, kron, tensordot, ...), inverse, det, slogdet and matrix_power"),
     (("torch", "torch.Tensor"), r"fft|^stft$|^istft$|_window$", "no Fourier transforms or signal windows"),
     (("torch",), r"^igammac?_?$", "no incomplete gamma functions: numpy has no exact form of them (erf, erfc, "
      "erfinv, lgamma, digamma, polygamma and i0 are here)"),
