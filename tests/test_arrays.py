@@ -85,6 +85,15 @@ def test_shape_changes_in_place_refuse_a_parameter_while_recording():
     np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 4), 2.0))
 
 
+def test_copies_of_views_are_tensors_of_their_own_with_gradients():
+    x = Tensor(A.copy(), requires_grad=True)
+    out = T.t_copy(x)
+    out.numpy()[0, 0] = 99.0
+    assert x.numpy()[0, 0] == A[0, 0]
+    (T.diagonal_copy(x) * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.eye(3, 4))
+
+
 def test_refusals_say_why():
     with pytest.raises(NotInEngine, match="functionalization"):
         T.slice_inverse  # noqa: B018

@@ -4,7 +4,7 @@ Most are `torch.X(input, ...) == input.X(...)`, the Tensor method of the dialect
 The rest have no Tensor method in PyTorch and are written here, composed of the engine's ops, so their
 gradients are the engine's: tensordot, chain_matmul, block_diag, cdist, cartesian_prod, combinations,
 vander, meshgrid, broadcast_tensors, atleast_1d/2d/3d, hstack/vstack/dstack/column_stack/row_stack,
-tril_indices/triu_indices.
+tril_indices/triu_indices, and the `_copy` twins of the view functions (diagonal_copy, t_copy, ...).
 """
 from __future__ import annotations
 
@@ -453,6 +453,32 @@ def frobenius_norm(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     return x.norm(2, dims, keepdim=keepdim)
 
 
+# ---------------------------------------------------------------- the `_copy` twins of PyTorch's view functions
+
+def _slice(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    return x[(slice(None),) * x._dim(dim, "slice_copy") + (slice(start, end, step),)]
+
+
+VIEWS = {  # name: the function whose result X_copy copies
+    "alias": lambda x: x, "detach": Tensor.detach, "diagonal": Tensor.diagonal, "expand": Tensor.expand,
+    "permute": Tensor.permute, "select": Tensor.select, "slice": _slice, "split": Tensor.split,
+    "split_with_sizes": Tensor.split_with_sizes, "squeeze": Tensor.squeeze, "t": Tensor.t,
+    "transpose": Tensor.transpose, "unbind": Tensor.unbind, "unfold": Tensor.unfold, "unsqueeze": Tensor.unsqueeze,
+    "view": Tensor.view,
+}
+
+
+def _copy_function(name: str):
+    def function(input, *args, **kwargs):
+        kwargs.pop("implicit", None)                                   # expand_copy's flag for the tracer
+        out = VIEWS[name](_tensor(input), *args, **kwargs)
+        return tuple(t.clone() for t in out) if isinstance(out, tuple) else out.clone()
+    function.__name__ = function.__qualname__ = f"{name}_copy"
+    function.__doc__ = (f"torch.{name}_copy(input, ...): torch.{name}'s result in memory of its own (PyTorch's "
+                        "functional twin of a view, for its compiler; here every result is its own tensor anyway).")
+    return function
+
+
 def _method_function(name: str):
     def function(input, *args, **kwargs):
         return getattr(_tensor(input), name)(*args, **kwargs)
@@ -471,3 +497,4 @@ ARRAY_FUNCTIONS.update(
     gradient=gradient, trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid,
     norm_except_dim=norm_except_dim, frobenius_norm=frobenius_norm,
 )
+ARRAY_FUNCTIONS.update({f"{name}_copy": _copy_function(name) for name in VIEWS})
