@@ -13,6 +13,7 @@ from test_ops_gradcheck import (
     inputs_for,
 )
 from tinygrad_like import gradcheck, gradgradcheck
+from tinygrad_like.dialect import statistics
 
 CASES = []
 
@@ -151,6 +152,22 @@ case("nanquantile", [(4, 3)], lambda x: x.nanquantile(0.3), lambda x: np.nanquan
 case("cummax", [(3, 5)], lambda x: x.cummax(1).values, lambda x: np_cumulative(np.maximum, x), kind="distinct")
 case("cummin", [(3, 5)], lambda x: x.cummin(1).values, lambda x: np_cumulative(np.minimum, x), kind="distinct")
 case("logcumsumexp", [(3, 5)], lambda x: x.logcumsumexp(1), lambda x: np_cumulative(np.logaddexp, x))
+
+
+def _in_blocks_of_2(fn):
+    def blocked(x):
+        saved, statistics.LOGCUMSUMEXP_BLOCK = statistics.LOGCUMSUMEXP_BLOCK, 2
+        try:
+            return fn(x)
+        finally:
+            statistics.LOGCUMSUMEXP_BLOCK = saved
+    return blocked
+
+
+case("logcumsumexp", [(3, 5)], _in_blocks_of_2(lambda x: (x * 3).logcumsumexp(1)),
+     lambda x: np_cumulative(np.logaddexp, x * 3), label="blocks")
+case("logcumsumexp", [(4, 2)], _in_blocks_of_2(lambda x: x.logcumsumexp(0)),
+     lambda x: np.logaddexp.accumulate(x, axis=0), label="blocks-dim0")
 case("cov", [(3, 5)], lambda x: x.cov(), np.cov)
 case("cov", [(3, 5)], lambda x: x.cov(correction=0, fweights=T.tensor([1, 2, 1, 1, 3]),
                                       aweights=T.tensor([0.5, 1.0, 2.0, 0.1, 1.0], dtype=T.float64)),

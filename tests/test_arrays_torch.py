@@ -20,6 +20,7 @@ C = RNG.standard_normal((2, 3, 4))
 D = RNG.standard_normal((2, 4, 5))
 U = RNG.standard_normal(4)
 S = RNG.standard_normal((3, 3))
+LONG = np.concatenate([np.full((2, 3), -np.inf), RNG.standard_normal((2, 300)) * 50, np.full((2, 7), -np.inf)], 1)
 IDX = np.array([[0, 2, 2], [3, 3, 3], [1, 0, 1]])
 NANS = np.array([[1.0, np.nan, 0, 2, np.nan], [np.nan] * 5, [3, 1, 2, 0, 5], [2, np.nan, 2, 1, 1]])
 TIES = np.array([[1.0, 3, 3, 2, 3, 1], [2, 2, 1, 1, 5, 5], [0, 0, 0, 0, 0, 0]])
@@ -164,6 +165,7 @@ SAME = {
     "cummin_nan": lambda T, t: T.cummin(t(NANS), 1),
     "cummax_dim0": lambda T, t: T.cummax(t(C), 0),
     "logcumsumexp": lambda T, t: T.logcumsumexp(t(C * 300), 2),
+    "logcumsumexp_blocks": lambda T, t: T.logcumsumexp(t(LONG), -1),
     "logcumsumexp_inf": lambda T, t: T.logcumsumexp(t(np.array([-np.inf, 0, -np.inf, np.inf])), 0),
     "Tensor.cumsum_": lambda T, t: t(A).cumsum_(1),
     "Tensor.cumprod_": lambda T, t: t(A).cumprod_(0),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
 
 MinMax = namedtuple("MinMax", ["min", "max"])
+LOGCUMSUMEXP_BLOCK = 128   # logcumsumexp's block: memory (block, block) per slice, one logaddexp per block
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -152,14 +153,23 @@ class Statistics:
         return _running(self, dim, np.less_equal, "cummin")
 
     def logcumsumexp(self, dim: int) -> Tensor:
-        """log Σ_{j<=i} exp(x_j) along dim, each as one logsumexp of the entries up to i (the others masked
-        to −inf): exact and stable for any range, at the cost of an (n, n) array per slice."""
+        """log Σ_{j<=i} exp(x_j) along dim: exact and stable for any range. In blocks of LOGCUMSUMEXP_BLOCK
+        entries: inside a block each prefix is one logsumexp of the block's entries up to it (the others masked
+        to −inf, a (block, block) array), and logaddexp adds the total of the blocks before."""
         d = self._dim(dim, "logcumsumexp") if self.ndim else 0
-        x = self.reshape(1) if self.ndim == 0 else self
-        n = x.shape[d]
-        later = np.triu(np.ones((n, n), dtype=bool), k=1)                 # [i, j]: j after i
-        rows = x.movedim(d, -1).unsqueeze(-2).expand(*x.movedim(d, -1).shape[:-1], n, n)  # (..., i, j)
-        out = rows.masked_fill(type(self)(later), -np.inf).logsumexp(-1).movedim(-1, d)
+        x = (self.reshape(1) if self.ndim == 0 else self).movedim(d, -1)             # (..., n)
+        n, pieces, before = x.shape[-1], [], None
+        for start in range(0, n, LOGCUMSUMEXP_BLOCK):
+            block = x[..., start:start + LOGCUMSUMEXP_BLOCK]                        # (..., b)
+            b = block.shape[-1]
+            later = type(self)(np.triu(np.ones((b, b), dtype=bool), k=1))           # [i, j]: j after i
+            prefixes = block.unsqueeze(-2).expand(*block.shape[:-1], b, b).masked_fill(later, -np.inf).logsumexp(-1)
+            if before is not None:
+                prefixes = prefixes.logaddexp(before.unsqueeze(-1))
+            before = prefixes[..., -1]
+            pieces.append(prefixes)
+        out = (type(self).cat(*pieces, dim=-1) if len(pieces) > 1 else pieces[0]) if pieces else x
+        out = out.movedim(-1, d)
         return out.reshape(()) if self.ndim == 0 else out
 
     cumsum_, cumprod_ = in_place_of("cumsum"), in_place_of("cumprod")
