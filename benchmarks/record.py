@@ -25,9 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from machine import machine_line  # noqa: E402
-from tinygrad_like import atomic_file  # noqa: E402
+from machine import machine_line
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -71,8 +69,11 @@ def run_both_clocks(name: str, main, argv: list[str]) -> None:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` in one step (tinygrad_like/atomic_file.py); return the path."""
-    atomic_file.write_atomic(path, text)
+    """Write `text` to `path` in one step (tinygrad_like/atomic_file.py); return the path. The engine is
+    imported here, when a result is saved, not when a benchmark's worker (PyTorch's too) imports this file."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tinygrad_like.atomic_file import write_atomic as write
+    write(path, text)
     return path
 
 
