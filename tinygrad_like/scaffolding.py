@@ -151,9 +151,10 @@ class Skeleton:
     grad = _last_grad = None
 
     def __init__(self, t):
-        self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, t.shape, t.dtype, t.name, t.scope
+        data = t._data                 # its shape and dtype read from the array: one Skeleton per node, so cheaply
+        self._ctx, self.shape, self.dtype, self.name, self.scope = t._ctx, data.shape, data.dtype, t.name, t.scope
         self.requires_grad, self.grad_norm = t.requires_grad, None
-        self._data = np.array(t._data) if t._data.size <= 4 else None    # a copy: a small view can pin a big array
+        self._data = np.array(data) if data.size <= 4 else None    # a copy: a small view can pin a big array
 
     def numel(self) -> int:
         return int(np.prod(self.shape))
