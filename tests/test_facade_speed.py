@@ -36,7 +36,8 @@ def test_facade_shape_and_size_give_the_shared_size():
     with pytorch_printing():
         assert type(x.shape) is Size and x.shape == (2, 3) and x.shape is x.size() is size_of_shape((2, 3))
         assert repr(x.shape) == "torch.Size([2, 3])"
-    assert type(x.shape) is tuple and x.size() == (2, 3)
+    with pytorch_printing(False):
+        assert type(x.shape) is tuple and x.size() == (2, 3)
 
 
 def test_tensor_has_no_getattr_and_missing_names_still_say_why():
@@ -66,7 +67,7 @@ def test_default_collate_stacks_examples_as_tensor_stack_does():
     assert np.array_equal(ys.numpy()[31], pairs[31][1].numpy())
     rows[0]._data[0] = 99                      # the batch is a copy, as Tensor.stack's is
     assert xs.numpy()[0, 0] != 99
-    with pytest.raises(ShapeError, match=r"stack: shapes \(16,\) and \(15,\) differ"):
+    with pytest.raises(ShapeError, match=r"stack: shapes \S*\(\[?16,?\]?\) and \S*\(\[?15,?\]?\) differ"):
         default_collate([Tensor(np.zeros(16)), Tensor(np.zeros(15))])
 
 
