@@ -293,9 +293,19 @@ def _answers(module, call):
     return [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in out]
 
 
+# A prefix of only -inf entries: its log-sum-exp is log(0) = -inf, PyTorch's answer too; the engine's log
+# says so with numpy's warning (it never silences one), so those cases expect it.
+LOG_OF_ZERO = {"logcumsumexp_blocks", "logcumsumexp_inf"}
+
+
 @pytest.mark.parametrize("name", SAME)
 def test_same_answer_as_pytorch(name):
-    ours, theirs = _answers(facade, SAME[name]), _answers(torch, SAME[name])
+    if name in LOG_OF_ZERO:
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in log"):
+            ours = _answers(facade, SAME[name])
+    else:
+        ours = _answers(facade, SAME[name])
+    theirs = _answers(torch, SAME[name])
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs):
         assert o.shape == t.shape and o.dtype == t.dtype, (o.shape, t.shape, o.dtype, t.dtype)
