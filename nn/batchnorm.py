@@ -16,6 +16,21 @@ from nn.module import Module
 from tinygrad_like import Tensor
 
 
+def per_feature_state(module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
+                      track_running_stats: bool, dtype) -> None:
+    """What BatchNorm and InstanceNorm hold per feature C, under PyTorch's names: weight (C,) at ones and
+    bias (C,) at zeros when affine; the buffers running_mean (C,) at zeros, running_var (C,) at ones and
+    num_batches_tracked () when track_running_stats; and the settings themselves."""
+    module.num_features, module.eps, module.momentum = num_features, eps, momentum
+    module.affine, module.track_running_stats = affine, track_running_stats
+    module.weight = Tensor.ones(num_features, dtype=dtype, requires_grad=True) if affine else None
+    module.bias = Tensor.zeros(num_features, dtype=dtype, requires_grad=True) if affine else None
+    if track_running_stats:
+        module.register_buffer("running_mean", Tensor.zeros(num_features, dtype=dtype))
+        module.register_buffer("running_var", Tensor.ones(num_features, dtype=dtype))
+        module.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+
+
 class BatchNorm1d(Module):
     """x (N, C) or (N, C, L) -> same shape, normalised per feature C over N (and L).
 
@@ -26,14 +41,7 @@ class BatchNorm1d(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, dtype="float32"):
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Tensor.ones(num_features, dtype=dtype, requires_grad=True) if affine else None
-        self.bias = Tensor.zeros(num_features, dtype=dtype, requires_grad=True) if affine else None
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", Tensor.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        per_feature_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     ranks = (2, 3)                          # the input's number of dimensions: (N, C) or (N, C, L)
     expected = "(N, {c}) or (N, {c}, L)"

@@ -7,8 +7,7 @@ scale: a sub-layer's input keeps the same size however much the residual stream 
 """
 from __future__ import annotations
 
-import numpy as np
-
+from nn.batchnorm import per_feature_state
 from nn.module import Module
 from tinygrad_like import Tensor
 from tinygrad_like import functional as F
@@ -90,14 +89,7 @@ class InstanceNorm1d(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, dtype="float32"):
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Tensor.ones(num_features, dtype=dtype, requires_grad=True) if affine else None
-        self.bias = Tensor.zeros(num_features, dtype=dtype, requires_grad=True) if affine else None
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", Tensor.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        per_feature_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
