@@ -84,27 +84,17 @@ class ModuleList(_Indexed):
         return self
 
 
-class ModuleDict(Module):
-    """A named bag of sub-layers, e.g. nanoGPT's `transformer` holding wte, wpe, h and ln_f.
-    ModuleDict(dict(wte=..., h=...)) as in PyTorch, or ModuleDict(wte=..., h=...); an entry may also
-    be a list of layers (named `h.0`, `h.1`, ...)."""
+class _Keyed(Module):
+    """What ModuleDict and ParameterDict share: their entries in the order they came (`_keys`), each an
+    attribute of the same name (so the state_dict names it), read with a dict's methods. A subclass
+    says what it holds (`noun`) and how an entry is checked on the way in (`__setitem__`)."""
 
-    def __init__(self, modules: dict | None = None, **named):
-        object.__setattr__(self, "_keys", [])
-        for name, module in {**(modules or {}), **named}.items():
-            self[name] = module
+    noun = "entry"
 
     def __getitem__(self, key: str):
         if key not in self._keys:
-            raise KeyError(f"ModuleDict: no layer named {key!r}; it holds {self._keys}")
+            raise KeyError(f"{type(self).__name__}: no {self.noun} named {key!r}; it holds {self._keys}")
         return getattr(self, key)
-
-    def __setitem__(self, key: str, module) -> None:
-        for part in (module if isinstance(module, (list, tuple)) else [module]):
-            _check_module("ModuleDict", key, part)
-        if key not in self._keys:
-            self._keys.append(key)
-        setattr(self, key, module)
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys
@@ -123,6 +113,26 @@ class ModuleDict(Module):
 
     def items(self) -> list[tuple[str, object]]:
         return [(key, getattr(self, key)) for key in self._keys]
+
+
+class ModuleDict(_Keyed):
+    """A named bag of sub-layers, e.g. nanoGPT's `transformer` holding wte, wpe, h and ln_f.
+    ModuleDict(dict(wte=..., h=...)) as in PyTorch, or ModuleDict(wte=..., h=...); an entry may also
+    be a list of layers (named `h.0`, `h.1`, ...)."""
+
+    noun = "layer"
+
+    def __init__(self, modules: dict | None = None, **named):
+        object.__setattr__(self, "_keys", [])
+        for name, module in {**(modules or {}), **named}.items():
+            self[name] = module
+
+    def __setitem__(self, key: str, module) -> None:
+        for part in (module if isinstance(module, (list, tuple)) else [module]):
+            _check_module("ModuleDict", key, part)
+        if key not in self._keys:
+            self._keys.append(key)
+        setattr(self, key, module)
 
 
 def _as_parameter(container: str, where, value):
@@ -173,8 +183,10 @@ class ParameterList(Module):
         setattr(self, str(index % self._count), _as_parameter("ParameterList", index, value))
 
 
-class ParameterDict(Module):
+class ParameterDict(_Keyed):
     """Parameters by name (`weights.alpha`), with a dict's methods."""
+
+    noun = "parameter"
 
     def __init__(self, parameters=None):
         object.__setattr__(self, "_keys", [])
@@ -185,29 +197,6 @@ class ParameterDict(Module):
             self._keys.append(key)
         setattr(self, key, _as_parameter("ParameterDict", key, value))
 
-    def __getitem__(self, key: str) -> Tensor:
-        if key not in self._keys:
-            raise KeyError(f"ParameterDict: no parameter named {key!r}; it holds {self._keys}")
-        return getattr(self, key)
-
     def update(self, parameters) -> None:
         for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
             self[key] = value
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._keys))
-
-    def keys(self) -> list[str]:
-        return list(self._keys)
-
-    def values(self) -> list[Tensor]:
-        return [getattr(self, key) for key in self._keys]
-
-    def items(self) -> list[tuple[str, Tensor]]:
-        return [(key, getattr(self, key)) for key in self._keys]
