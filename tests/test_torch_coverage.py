@@ -43,6 +43,8 @@ def test_every_name_is_classified_once_and_refusals_say_why():
     ("torch.utils.data.IterDataPipe", "DataPipes"), ("torch.svd", "linear algebra"), ("torch.stft", "Fourier"),
     ("torch.float8_e4m3fn", "no such dtype"), ("torch.view_as_complex", "complex"),
     ("torch.nn.LazyLinear", "lazy"), ("torch.utils.data.DistributedSampler", "one process"),
+    ("torch.as_strided_copy", "no storages"), ("torch.view_as_real_copy", "no complex"),
+    ("torch.quantize_per_tensor", "quantized"), ("torch.fused_moving_avg_obs_fake_quant", "quantized"),
 ])
 def test_categories_answer_kinds_of_names(qualified, expected):
     import tinygrad_like.torch as facade
@@ -54,6 +56,13 @@ def test_categories_answer_kinds_of_names(qualified, expected):
         target = getattr(target, part)
     with pytest.raises(NotInEngine, match=expected):
         getattr(target, name)
+
+
+def test_a_quantile_is_not_taken_for_a_quantized_name():
+    from tinygrad_like.torch._refuse import reason
+    for name in ("quantile", "nanquantile"):
+        for qualified in (f"torch.{name}", f"torch.Tensor.{name}"):
+            assert "quantized" not in (reason(qualified) or "")
 
 
 def test_names_the_programs_use_are_supported():

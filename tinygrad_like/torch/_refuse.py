@@ -68,21 +68,11 @@ CATEGORIES = [
      r"sparse|Sparse|_coo|coo_|csr|csc|bsr|bsc|spmm|^smm$|^hspmm$|^dsmm$|^hsmm$|saddmm|^sspaddmm$|crow_indices|col_indices|"
      r"row_indices|^indices|^values_copy|to_dense|is_coalesced|coalesce|dense_dim",
      "dense numpy arrays only: no sparse tensors"),
-    (("torch", "torch.Tensor"), r"quant|^q_|qint|quint|qscheme|fbgemm|int_repr|dequantize|qparams",
+    (("torch", "torch.Tensor"), r"quant(?!ile)|^q_|qint|quint|qscheme|fbgemm|int_repr|dequantize|qparams",
      "no quantized tensors: the engine computes in float32 and float64"),
     (("torch", "torch.Tensor", "torch.nn", "torch.utils.data"),
      r"distributed|Distributed|SyncBatchNorm|rpc|RRef|^fork$|^wait$|^Future|share_memory|is_shared",
      "one process on one CPU: nothing to distribute or share between processes"),
-    (("torch", "torch.Tensor", "torch.nn.functional"),
-     r"^jit|Script|script|TracingState|^compile|Compil|Graph|^Node$|^Block$|^Value$|^Use$|AliasDb|ArgumentSpec|"
-     r"ExecutionPlan|^Gradient$|FileCheck|parse_ir|parse_schema|parse_type_comment|import_ir_module|"
-     r"merge_type_from_type_comment|unify_type_list|FunctionSchema|\wType$|^Type$|^Argument$|InferredType|"
-     r"ConcreteModuleType|CallStack|ErrorReport|JITException|^Code$|StaticModule|DeepCopyMemoTable|Capsule|^Tag$|"
-     r"OperatorInfo|Dispatch|DisableTorchFunction|torch_function|boolean_dispatch|vmap|^sym_|^Sym|Benchmark|"
-     r"LockingLogger|NoopLogger|IODescriptor|^AVG$|^SUM$|AggregationType|^fx|^export|_copy$|^native_|^unsafe_|"
-     r"thread_safe_generator|hash_tensor|Logger|^grouped_mm|^scaled_grouped_mm|^scaled_mm|ScalingType|SwizzleType",
-     "part of PyTorch's compiler and dispatcher (TorchScript, FX, torch.compile, their copies of ops): the "
-     "engine runs each op eagerly in numpy"),
     (("torch", "torch.Tensor"),
      r"Storage$|^storage|^is_storage|^from_file$|^layout$|memory_format|^empty_strided|as_strided|^stride$|"
      r"^set_$|^data_ptr|^untyped_storage|^_?nbytes|^itemsize$|^resize|^is_set_to|^storage_offset|"
@@ -93,6 +83,16 @@ CATEGORIES = [
      r"complex|^cfloat$|^cdouble$|^chalf$|view_as_real|view_as_complex|conj|^angle$|^polar$|^real$|^imag$|"
      r"resolve_neg|^is_neg$|^sgn",
      "no complex dtypes"),
+    (("torch", "torch.Tensor", "torch.nn.functional"),
+     r"^jit|Script|script|TracingState|^compile|Compil|Graph|^Node$|^Block$|^Value$|^Use$|AliasDb|ArgumentSpec|"
+     r"ExecutionPlan|^Gradient$|FileCheck|parse_ir|parse_schema|parse_type_comment|import_ir_module|"
+     r"merge_type_from_type_comment|unify_type_list|FunctionSchema|\wType$|^Type$|^Argument$|InferredType|"
+     r"ConcreteModuleType|CallStack|ErrorReport|JITException|^Code$|StaticModule|DeepCopyMemoTable|Capsule|^Tag$|"
+     r"OperatorInfo|Dispatch|DisableTorchFunction|torch_function|boolean_dispatch|vmap|^sym_|^Sym|Benchmark|"
+     r"LockingLogger|NoopLogger|IODescriptor|^AVG$|^SUM$|AggregationType|^fx|^export|_copy$|^native_|^unsafe_|"
+     r"thread_safe_generator|hash_tensor|Logger|^grouped_mm|^scaled_grouped_mm|^scaled_mm|ScalingType|SwizzleType",
+     "part of PyTorch's compiler and dispatcher (TorchScript, FX, torch.compile, their copies of ops): the "
+     "engine runs each op eagerly in numpy"),
     (("torch", "torch.Tensor"),
      r"^float8|^float4|^bits|^bit$|^u?int[1-7]$|^uint(16|32|64)$|^bfloat16$|^half$|^float16$",
      "no such dtype: the engine computes in float32 or float64 (integers and bools for indices and masks)"),
