@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tinygrad_like.functional as F
-from tinygrad_like import Tensor, gradcheck, gradgradcheck
+from tinygrad_like import Tensor, gradcheck, gradgradcheck, no_grad
 
 
 def grad_of(fn, values, dtype=np.float64):
@@ -334,6 +334,28 @@ def test_sort_and_topk_order_ties_as_pytorch_stable():
     (x.sort().values * Tensor([1.0, 10.0, 100.0])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [100, 1, 10])           # each value's gradient goes home
 
+
+
+@pytest.mark.parametrize("dim, descending", [(0, False), (1, True), (-1, False), (2, True)])
+def test_sort_and_topk_without_gradient_read_the_same_entries_as_gather(dim, descending):
+    # values of a tensor needing no gradient are read straight from the array (selection._picked); with a
+    # gradient they go through gather: the same entries, dtype and order either way, ties included
+    data = np.random.default_rng(4).integers(0, 3, (4, 5, 6)).astype(np.float32)   # many ties
+    plain, graded = Tensor(data), Tensor(data, requires_grad=True)
+    fast, slow = plain.sort(dim, descending=descending), graded.sort(dim, descending=descending)
+    assert fast.values.dtype == slow.values.dtype and not fast.values.requires_grad and slow.values.requires_grad
+    np.testing.assert_array_equal(fast.values.numpy(), slow.values.numpy())
+    np.testing.assert_array_equal(fast.indices.numpy(), slow.indices.numpy())
+    np.testing.assert_array_equal(fast.values.numpy(), np.take_along_axis(data, slow.indices.numpy(), dim))
+    top, top_graded = plain.topk(3, dim, largest=descending), graded.topk(3, dim, largest=descending)
+    np.testing.assert_array_equal(top.values.numpy(), top_graded.values.numpy())
+    with no_grad():
+        under = graded.sort(dim, descending=descending).values
+    assert not under.requires_grad
+    np.testing.assert_array_equal(under.numpy(), slow.values.numpy())
+    ints = Tensor(data.astype(np.int64)).sort(dim, descending=descending)          # sort_driver's case: int64
+    assert ints.values.dtype == np.int64
+    np.testing.assert_array_equal(ints.values.numpy(), slow.values.numpy().astype(np.int64))
 
 def test_multinomial_draws_in_proportion_without_repeats_and_reproducibly():
     w = Tensor([0.0, 1.0, 3.0])

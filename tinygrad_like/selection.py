@@ -17,6 +17,7 @@ import numpy as np
 from tinygrad_like import ops
 from tinygrad_like import random as _random
 from tinygrad_like.errors import ShapeError
+from tinygrad_like.function import state
 
 if TYPE_CHECKING:
     from tinygrad_like.tensor import Tensor
@@ -53,6 +54,15 @@ def _source(src: Tensor, index: np.ndarray, op: str) -> Tensor:
     if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
         raise ShapeError(f"{op}: src of shape {src.shape} does not cover index of shape {index.shape}")
     return src if src.shape == index.shape else src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _picked(self: Tensor, dim: int, order: np.ndarray) -> Tensor:
+    """self's entries at `order` along `dim`, for sort and topk, whose `order` comes from an argsort and so is
+    always in range: gather when a gradient will flow back (it sends each entry's gradient to where the entry
+    came from), else the same entries read straight from the array, without gather's checks and graph node."""
+    if self.requires_grad and state.grad_enabled:
+        return self.gather(dim, order)
+    return self._result(np.take_along_axis(self._data, order, dim), None)
 
 
 def _argsort(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -133,7 +143,7 @@ class SelectionMixin:
         The gradient of values goes back to the entry each came from."""
         d = self._dim(dim, "sort")
         order = _argsort(self._data, d, descending)
-        return ValuesIndices(self.gather(d, order), self._result(order, None))
+        return ValuesIndices(_picked(self, d, order), self._result(order, None))
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         """int64 indices that sort `dim` (sort()'s indices); equal entries keep their order. No gradient."""
@@ -166,7 +176,7 @@ class SelectionMixin:
         if not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k} is outside [0, {self.shape[d]}] for dim {dim} of shape {self.shape}")
         order = np.take(_argsort(self._data, d, descending=largest), np.arange(k), axis=d)
-        return ValuesIndices(self.gather(d, order), self._result(order, None))
+        return ValuesIndices(_picked(self, d, order), self._result(order, None))
 
     def nonzero(self, as_tuple: bool = False):
         """int64 (count, ndim): the index of every nonzero entry, one row each, in row-major order;
