@@ -153,6 +153,33 @@ def test_the_fused_op_runs_its_kernels_or_keeps_the_slope(monkeypatch):
         assert gelu_erf_backward(g2, xn, slope).tobytes() == gelu_erf_backward(g2, xn).tobytes()
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_writes_over_the_kept_slope_and_a_second_backward_makes_it_again(dtype, monkeypatch):
+    """Kernels off: backward's g·slope goes into the slope kept by forward (no new array), which the node
+    then no longer holds; a second backward (retain_graph) makes the slope again from x and gives the
+    same bits, which are those of the plain backward that makes the slope from x."""
+    from tinygrad_like.fast.fused import gelu_erf_backward, gelu_erf_forward
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    local = np.random.default_rng(2812)                     # its own stream: the module's feeds later tests
+    xn = (local.standard_normal((8, 600)) * 3).astype(dtype)
+    g = local.standard_normal((8, 600)).astype(dtype)
+    slope = np.empty_like(xn)
+    gelu_erf_forward(xn, slope)
+    assert gelu_erf_backward(g, xn, slope, out=slope) is slope
+    assert slope.tobytes() == gelu_erf_backward(g, xn).tobytes()
+    x = Tensor(xn, requires_grad=True)
+    y = exact(x)
+    node = y._ctx
+    assert node.slope is not None
+    y.backward(Tensor(g), retain_graph=True)
+    assert node.slope is None
+    first = x.grad.numpy().copy()
+    assert first.tobytes() == gelu_erf_backward(g, xn).tobytes()
+    x.grad = None
+    y.backward(Tensor(g))
+    assert x.grad.numpy().tobytes() == first.tobytes()
+
 # ---------------------------------------------------------------- Φ in float32 (fast/normal_cdf.py)
 
 def test_fit_gives_the_coefficients_again():

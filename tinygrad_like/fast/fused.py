@@ -517,8 +517,9 @@ class GeluErf(Fused):
     erf in the `fast` extra's kernel. The kernels recompute Φ in backward, as Gelu does; the numpy body,
     for which Φ is most of the op's cost, makes the whole slope Φ(x) + x·φ(x) in forward instead, from
     the x² that Φ needs too, and keeps it (one array held per layer between forward and backward,
-    `self.slope`, gone when backward frees the node; not made while gradients are off), so that
-    backward is one product. Either way the same numbers: the same steps on the same values.
+    `self.slope`; not made while gradients are off), so that backward is one product, written over the
+    slope (no new array to fill; a second backward, retain_graph=True, makes the slope again from x).
+    Either way the same numbers: the same steps on the same values.
     """
     composite = "gelu_erf"
 
@@ -536,7 +537,8 @@ class GeluErf(Fused):
         if state.grad_enabled:  # create_graph: the slope must itself be differentiable
             return grad * _gelu_erf_slope(x)
         if self.slope is not None:
-            return Tensor._result(gelu_erf_backward(grad._data, x._data, self.slope), None)
+            slope, self.slope = self.slope, None                              # used up: dx is written over it
+            return Tensor._result(gelu_erf_backward(grad._data, x._data, slope, out=slope), None)
         return Tensor._result(compiled(gelu_erf_backward, grad._data, x._data)(grad._data, x._data), None)
 
 
@@ -549,10 +551,12 @@ def gelu_erf_forward(x: np.ndarray, slope: np.ndarray | None = None) -> np.ndarr
     return y
 
 
-def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = None) -> np.ndarray:
+def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = None,
+                      out: np.ndarray | None = None) -> np.ndarray:
     """g · (Φ(x) + x·φ(x)), on cache-sized pieces cut into one run per thread of the pool: g times `slope`
-    when it is given (gelu_erf_forward's), else with the slope made again from x."""
-    dx = np.empty(x.shape, x.dtype)
+    when it is given (gelu_erf_forward's), else with the slope made again from x; into `out` when it is
+    given (x's shape and dtype, contiguous; it may be `slope` itself), else into a new array."""
+    dx = np.empty(x.shape, x.dtype) if out is None else out
     if slope is not None:
         pool.run_in_runs(_times_slope, pieces(dx, np.ascontiguousarray(g), slope, size=PIECE), x.nbytes)
         return dx
