@@ -11,7 +11,7 @@ attention, with n_kv_head = 1 it is multi-query attention. The KV cache shrinks 
 Everything between c_attn and c_proj is one call of the engine's `Tensor.multihead_attention`: the
 engine's head split, then RoPE and the KV cache on the split heads (`prepare`), then its sdpa (hooks on
 `self.pattern` read or replace the weights; dropout on them in training), then the heads joined. The
-dispatch runs it as one fused op, or composed when RoPE, a cache, dropout, hooks or weights ask for it.
+dispatch runs it as one fused op (dropout included), or composed when RoPE, a cache, hooks or weights ask for it.
 
 Names follow nanoGPT (`c_attn`, `c_proj`, B, T, C, nh, hs), so GPT-2 weights load by name.
 References: Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762); Ainslie et al. 2023, GQA

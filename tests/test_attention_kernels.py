@@ -47,7 +47,7 @@ def forward_both(variant, s, mask):
     product with the identity (v = I, exact)."""
     eye = np.eye(s.shape[-1], dtype=s.dtype)
     results = []
-    for fn in (lambda *a: K.tile_softmax_forward(*a, variant), flash.tile_softmax_forward):
+    for fn in (lambda *a: K.tile_softmax_forward(*a, variant=variant), flash.tile_softmax_forward):
         out = np.empty(s.shape, s.dtype)
         lse = fn(s.copy(), None if mask is None else mask.copy(), eye, out)
         results.append((out, lse))
@@ -81,6 +81,28 @@ def test_tile_kernels_equal_the_numpy_bodies_float64(variant, mask_name, shift):
     got, want = backward_both(variant, s, mask, lse, dp, D)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mask_name", ["none", "causal", "padding (row stride 0)"])
+@pytest.mark.parametrize("variant", ["numba", "c"])
+def test_tile_forward_with_dropout_noise(variant, mask_name):
+    """Dropout's noise multiplies the weights between the softmax and v, in the kernel's wrapper and in the
+    numpy body: both equal (softmax(s + mask) ⊙ noise) v computed here whole, and the lse is the weights'
+    before dropout."""
+    need(variant)
+    s, mask = scores(np.float64), masks(np.float64)[mask_name]
+    noise = np.where(rng.random(s.shape) < 0.3, 0.0, 1 / 0.7)
+    v = rng.standard_normal((KEYS, 4))
+    full = s if mask is None else s + mask
+    top = full.max(-1, keepdims=True)
+    e = np.exp(full - np.where(np.isfinite(top), top, 0))
+    want = (e / e.sum(-1, keepdims=True) * noise) @ v
+    want_lse = np.log(e.sum(-1, keepdims=True)) + top
+    for fn in (lambda *a: K.tile_softmax_forward(*a, variant=variant), flash.tile_softmax_forward):
+        out = np.empty(s.shape[:-1] + (4,))
+        lse = fn(s.copy(), None if mask is None else mask.copy(), v, out, noise)
+        np.testing.assert_allclose(out, want, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(lse, want_lse, rtol=1e-14, atol=0)
 
 
 def test_masked_rows_give_weights_0_and_lse_inf():
@@ -277,7 +299,7 @@ def test_without_a_compiler_the_numpy_body_runs(monkeypatch):
 def test_a_strided_tile_is_refused():
     s = np.zeros((4, 6))[:, ::2]
     with pytest.raises(ValueError, match="tile_softmax: the kernels write in place into C-contiguous tiles"):
-        K.tile_softmax_forward(s, None, np.eye(3), np.empty((4, 3)), "numba")
+        K.tile_softmax_forward(s, None, np.eye(3), np.empty((4, 3)), variant="numba")
 
 
 def test_second_derivatives_with_the_kernels_equal_composed(monkeypatch):

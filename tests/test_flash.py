@@ -2,13 +2,14 @@
 small inputs, the fused ops still equal the composed attention to 1e-12 in float64 (values, both
 backward paths, second derivatives); fully masked rows give 0; float32 stays float32 and within 1e-6
 of the whole-scores formula; two threads give the same numbers as one."""
+import contextlib
 import warnings
 
 import numpy as np
 import pytest
 
 import tinygrad_like
-from tests.test_fused import check_fused_equals_composed
+from tests.test_fused import check_fused_equals_composed, seeded
 from tinygrad_like import Tensor, composed, grad
 from tinygrad_like.fast import flash
 
@@ -47,6 +48,13 @@ CASES = {  # name: (function of the inputs, input shapes)
                                  [(2, 16, 3), (2, 20, 3), (2, 20, 2)]),
     "sdpa broadcast batch, 16 rows": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
                                       [(2, 3, 16, 4), (1, 3, 16, 4), (3, 16, 5)]),
+    # dropout's noise sliced tile by tile, through the one-span and the online softmax
+    "sdpa causal, dropout": (seeded(lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, is_causal=True, dropout_p=0.3)), [(2, 9, 3)] * 3),
+    "sdpa float mask with masked columns, dropout, 16 rows": (seeded(lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, attn_mask=FLOAT_MASK_16, dropout_p=0.5)), [(2, 16, 3), (2, 20, 3), (2, 20, 2)]),
+    "causal, 18 rows, dropout": (seeded(lambda x: x.multihead_attention(2, is_causal=True, dropout_p=0.2)),
+                                 [(2, 18, 12)]),
 }
 
 TILINGS = {  # name: (QUERY_TILE, TILE_BYTES): small tiles, so that key spans and chunks are many
@@ -206,3 +214,50 @@ def test_thread_count_from_the_environment(monkeypatch):
         pool._default_threads()
     monkeypatch.delenv("TINYGRAD_LIKE_NUM_THREADS")
     assert pool._default_threads() == pool.usable_cores() >= 1
+
+
+# ---------------------------------------------------------------- dropout's mask
+
+def dropped_weights(stream: str, seed: int, fused: bool):
+    """nanoGPT's attention call in float32 (large enough for the kernels) with v = I, so the output is the
+    dropped weights themselves; and the stream's next number, which says where the draw left it."""
+    from tinygrad_like import random as tl_random
+    from tinygrad_like.pytorch_streams.generator import TorchGenerator
+    tl_random.use(TorchGenerator(seed) if stream == "pytorch" else np.random.default_rng(seed))
+    try:
+        q, k = (Tensor(np.random.default_rng(i).standard_normal((2, 4, 64, 16)).astype(np.float32), requires_grad=True)
+                for i in (1, 2))
+        v = Tensor(np.broadcast_to(np.eye(64, dtype=np.float32), (2, 4, 64, 64)).copy())
+        with contextlib.nullcontext() if fused else composed():
+            out = q.scaled_dot_product_attention(k, v, is_causal=True, dropout_p=0.2)
+        after = tl_random.uniform((1,), np.float64)[0]
+    finally:
+        Tensor.manual_seed(0)
+    assert (type(out._ctx).__name__ == "Attention") == fused
+    return out.numpy(), after
+
+
+@pytest.mark.parametrize("stream", ["numpy", "pytorch"])
+def test_attention_dropout_draws_the_composites_mask(stream):
+    """The fused attention with dropout draws the very noise the composite draws, from numpy's stream and
+    from PyTorch's: the same entries zeroed (bit for bit), the others equal within float32 rounding, and
+    the stream left at the same place."""
+    fused, fused_next = dropped_weights(stream, 11, fused=True)
+    composed_out, composed_next = dropped_weights(stream, 11, fused=False)
+    np.testing.assert_array_equal(fused == 0, composed_out == 0)
+    assert 0.15 < ((fused == 0) & (np.tril(np.ones((64, 64))) == 1)).mean() / (65 / 128) < 0.25   # p = 0.2 of the kept
+    np.testing.assert_allclose(fused, composed_out, rtol=0, atol=1e-6)
+    assert fused_next == composed_next
+
+
+def test_attention_dropout_mask_is_pytorchs():
+    """From PyTorch's stream, the fused attention zeroes the weights PyTorch's own
+    scaled_dot_product_attention zeroes at the same seed (so a program's losses stay PyTorch's)."""
+    torch = pytest.importorskip("torch", reason="compares with PyTorch's own attention dropout")
+    ours, _ = dropped_weights("pytorch", 11, fused=True)
+    torch.manual_seed(11)
+    q, k = (torch.tensor(np.random.default_rng(i).standard_normal((2, 4, 64, 16)).astype(np.float32)) for i in (1, 2))
+    v = torch.eye(64).expand(2, 4, 64, 64).contiguous()
+    theirs = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.2).numpy()
+    np.testing.assert_array_equal(ours == 0, theirs == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)

@@ -15,6 +15,14 @@ def t(*shape, scale=1.0):
     return Tensor(rng.standard_normal(shape) * scale, dtype=np.float64, requires_grad=True)
 
 
+def seeded(fn, seed=5):
+    """fn with the stream seeded first: the same dropout mask at every call (gradcheck makes many)."""
+    def call(*xs):
+        Tensor.manual_seed(seed)
+        return fn(*xs)
+    return call
+
+
 CAUSAL_BOOL = np.tril(np.ones((5, 5), dtype=bool))
 TARGETS = np.array([[1, -1, 3, 0, 2], [4, 4, -1, 1, 0]])
 PADDING = CAUSAL_BOOL & np.array([True, True, True, False, False])[:, None]   # queries 3 and 4 are padding
@@ -62,6 +70,17 @@ CASES = {  # name: (function of the inputs, input shapes)
     "multi-query attention": (lambda x: x.multihead_attention(3, 1, is_causal=True), [(1, 4, 10)]),
     "attention broadcast batch": (lambda q, k, v: q.scaled_dot_product_attention(k, v),
                                   [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
+    # dropout on the weights: the fused ops draw the composite's noise and use it between softmax and v
+    "attention causal, dropout": (seeded(lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, is_causal=True, dropout_p=0.3)), [(2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4)]),
+    "attention padding mask, dropout, broadcast batch": (seeded(lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, attn_mask=PADDING, dropout_p=0.5)), [(2, 3, 5, 4), (1, 3, 5, 4), (3, 5, 4)]),
+    "attention dropout, v with more batch entries": (seeded(lambda q, k, v: q.scaled_dot_product_attention(
+        k, v, dropout_p=0.4)), [(3, 5, 4), (3, 5, 4), (2, 3, 5, 2)]),
+    "multi-head attention, causal, dropout": (seeded(lambda x: x.multihead_attention(2, is_causal=True, dropout_p=0.3)),
+                                              [(2, 5, 12)]),
+    "grouped-query attention, dropout": (seeded(lambda x: x.multihead_attention(4, 2, is_causal=True, dropout_p=0.3)),
+                                         [(2, 5, 16)]),
 }
 
 

@@ -362,7 +362,8 @@ class CompositeMixin:
         head h // (Hq / Hkv), as PyTorch's (each key/value head repeated, repeat_interleave).
         dropout_p: each weight zeroed with that probability, the rest scaled by 1/(1 - p), whatever the
         mode (pass 0 when not training). weights_hook(weights) -> weights: reads or replaces the weights
-        before dropout and @ V. Dropout, a hook or the weights asked for run the composite.
+        before dropout and @ V. A hook or the weights asked for run the composite; dropout runs in the
+        fused op too, which draws the composite's noise.
         """
         if not 0 <= dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
@@ -392,7 +393,7 @@ class CompositeMixin:
         prepare(q, k, v) -> (q, k, v) changes the split heads (q (B, nkv, nh/nkv, T, hs), k and v
         (B, nkv, 1, T, hs)) before attention: RoPE, a KV cache. dropout_p and weights_hook (seeing the
         weights (B, nh, T, T_k)) as in scaled_dot_product_attention. Composed: split, sdpa, join; on the
-        fast path one fused op, unless prepare, dropout, a hook or the weights ask for the composite."""
+        fast path one fused op (dropout included), unless prepare, a hook or the weights ask for the composite."""
         n_kv_head = n_head if n_kv_head is None else n_kv_head
         n_packed = n_head + 2 * n_kv_head
         if self.ndim != 3 or n_head < 1 or n_kv_head < 1 or n_head % n_kv_head or self.shape[-1] % n_packed:

@@ -19,6 +19,12 @@ With g' = g·scale and D' = Σ g'⊙out per row:
 Key tiles where the mask is −inf everywhere (above a causal diagonal) are never computed. A query row
 whose keys are all masked gets 0 and zero gradients, as in PyTorch (lse = +inf makes its p zero).
 
+Dropout on the weights comes in as `noise` (..., Tq, Tk), drawn whole beforehand exactly as the composite
+draws it (0 or 1/(1 − p), random.dropout_noise), and multiplies each tile's weights between the softmax
+and the product with v: out = (p ⊙ noise) v / l. Backward then reads, with the same p:
+    dv += (p ⊙ noise)ᵀ g,  ds' = p ⊙ (g' vᵀ ⊙ noise − D')
+and D' = Σ g'⊙out per row is still right: Σ_j (g vᵀ ⊙ noise)_ij p_ij = Σ_c g_ic out_ic.
+
 When a query tile sees its keys in one span (the usual case), the steps between the products are the
 tile's softmax, forward (`tile_softmax_forward`: the weights, and their product with v) and backward
 (`tile_softmax_backward`: p and ds'), numpy bodies for which the `fast` extra has a one-pass kernel
@@ -183,21 +189,22 @@ def _scores(q, kT, mask, rows, keys, masked: bool):
     return s
 
 
-def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int):
+def forward(q, k, v, mask, scale, tiles, out, lse, chunk: int, noise=None):
     """Write softmax(q kᵀ·scale + mask) v into out and the rows' log-sum-exp into lse, chunk by chunk;
     return k'ᵀ = kᵀ·scale as the chunks made it (`scaled_keys`), for backward.
 
     q (N, ..., Tq, d), k (N or 1, ..., Tk, d), v (N or 1, ..., Tk, dv), mask (.., Tq, Tk) additive or None,
-    all with the same number of axes; out (N, ..., Tq, dv) and lse (N, ..., Tq, 1) may be strided views."""
+    noise (N or 1, ..., Tq, Tk) dropout's factors or None, all with the same number of axes; out (N, ..., Tq, dv)
+    and lse (N, ..., Tq, 1) may be strided views."""
     kT = scaled_keys(q, k, scale, out.shape[0])
     pool.run(lambda i: _forward_chunk(_take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk),
                                       _take(mask, i, i + chunk), scale, tiles, out[i:i + chunk], lse[i:i + chunk],
-                                      _take(kT, i, i + chunk)),
+                                      _take(kT, i, i + chunk), _take(noise, i, i + chunk)),
              range(0, out.shape[0], chunk))
     return kT
 
 
-def _forward_chunk(q, k, v, mask, scale, tiles, out, lse, kT):
+def _forward_chunk(q, k, v, mask, scale, tiles, out, lse, kT, noise=None):
     q = np.broadcast_to(q, out.shape[:-2] + q.shape[-2:])                        # every batch axis
     q, kT = _scaled(q, k, scale, kT, fill=True)
     v = np.ascontiguousarray(v) if q.shape[-2] >= 16 else v
@@ -206,25 +213,30 @@ def _forward_chunk(q, k, v, mask, scale, tiles, out, lse, kT):
             start, stop, masked = spans[0]
             s = np.matmul(q[..., a:b, :], kT[..., start:stop])
             lse[..., a:b, :] = compiled(tile_softmax_forward, s)(
-                s, mask[..., a:b, start:stop] if masked else None, v[..., start:stop, :], out[..., a:b, :])
+                s, mask[..., a:b, start:stop] if masked else None, v[..., start:stop, :], out[..., a:b, :],
+                None if noise is None else noise[..., a:b, start:stop])
         elif spans:
-            _online_tile(q, kT, v, mask, (a, b), spans, out, lse)
+            _online_tile(q, kT, v, mask, (a, b), spans, out, lse, noise)
         else:                                                                     # every key masked
             out[..., a:b, :], lse[..., a:b, :] = 0, np.inf
 
 
-def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, out: np.ndarray,
+                         noise: np.ndarray | None = None) -> np.ndarray:
     """One span of keys whole: the weights softmax(s + mask) of the scores s (..., rows, n) = q kᵀ·scale
-    along the last axis, times v (..., n, dv), written into out (..., rows, dv); returns the rows'
-    log-sum-exp (..., rows, 1): +inf for a row whose keys are all masked, whose output is 0. s is
-    overwritten. The numpy body of the `fast` extra's kernel (kernels/attention.c)."""
+    along the last axis, times dropout's noise (..., rows, n) when given, times v (..., n, dv), written into
+    out (..., rows, dv); returns the rows' log-sum-exp (..., rows, 1) (of the weights before dropout): +inf
+    for a row whose keys are all masked, whose output is 0. s is overwritten. The numpy body of the `fast`
+    extra's kernel (kernels/attention.c)."""
     if mask is not None:
         s += mask
     shift = np.maximum(array_max(s, -1), np.finfo(s.dtype).min)  # a row masked whole: exp(−inf − lowest) = 0
     s -= shift
     np.exp(s, out=s)
-    pv = np.matmul(s, v)
     row_sum = array_sum(s, -1)
+    if noise is not None:
+        s *= noise
+    pv = np.matmul(s, v)
     if not row_sum.all():
         row_sum[row_sum == 0] = np.inf                           # every key masked: out 0, lse +inf
     np.divide(pv, row_sum, out=out)
@@ -232,10 +244,10 @@ def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, 
     return np.add(shift, row_sum, out=row_sum)
 
 
-def _online_tile(q, kT, v, mask, rows, spans, out, lse):
+def _online_tile(q, kT, v, mask, rows, spans, out, lse, noise=None):
     """A query tile whose keys come in several spans: the online softmax, a running row max m, sum
     (`row_sum`) and output acc rescaled as each span comes (numpy only: spans are one per tile up to T
-    of a few thousand)."""
+    of a few thousand); dropout's noise, when given, multiplies p after its sum is taken."""
     a, b = rows
     lowest = np.finfo(out.dtype).min
     m = row_sum = acc = None
@@ -245,12 +257,15 @@ def _online_tile(q, kT, v, mask, rows, spans, out, lse):
         shift = np.maximum(m_new, lowest)                        # a row masked so far: exp(−inf − lowest) = 0
         s -= shift
         np.exp(s, out=s)                                                         # p
+        span_sum = array_sum(s, -1)
+        if noise is not None:
+            s *= noise[..., a:b, start:stop]
         pv = np.matmul(s, v[..., start:stop, :])
         if m is None:
-            row_sum, acc = array_sum(s, -1), pv
+            row_sum, acc = span_sum, pv
         else:
             correction = np.exp(m - shift)                                       # rescale what came before
-            row_sum = row_sum * correction + array_sum(s, -1)
+            row_sum = row_sum * correction + span_sum
             acc = acc * correction + pv
         m = m_new
     if not row_sum.all():
@@ -260,17 +275,17 @@ def _online_tile(q, kT, v, mask, rows, spans, out, lse):
     np.add(shift, row_sum, out=lse[..., a:b, :])
 
 
-def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int, kT):
+def backward(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, chunk: int, kT, noise=None):
     """Write the gradients of Σ g⊙out for q, k and v into dq, dk, dv (same number of axes as q, k, v
     after broadcasting over the chunk, may be strided views), rebuilding each tile's weights from lse
-    and the k'ᵀ that forward returned."""
+    and the k'ᵀ that forward returned; noise: the dropout factors forward used, or None."""
     pool.run(lambda i: _backward_chunk(
         g[i:i + chunk], _take(q, i, i + chunk), _take(k, i, i + chunk), _take(v, i, i + chunk), out[i:i + chunk],
         lse[i:i + chunk], _take(mask, i, i + chunk), scale, tiles, dq[i:i + chunk], dk[i:i + chunk],
-        dv[i:i + chunk], _take(kT, i, i + chunk)), range(0, g.shape[0], chunk))
+        dv[i:i + chunk], _take(kT, i, i + chunk), _take(noise, i, i + chunk)), range(0, g.shape[0], chunk))
 
 
-def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT):
+def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, noise=None):
     q = np.broadcast_to(q, g.shape[:-2] + q.shape[-2:])                          # every batch axis
     qs, kT = _scaled(q, k, scale, kT, fill=False)
     vT = _transposed(v, q.shape[-2])
@@ -284,8 +299,12 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT):
         for start, stop, masked in spans:
             p = np.matmul(qs[..., a:b, :], kT[..., start:stop])                   # the scores, again
             ds = np.matmul(g_st, vT[..., start:stop])                             # g' vᵀ
+            if noise is not None:
+                ds *= noise[..., a:b, start:stop]                                 # the gradient of p
             compiled(tile_softmax_backward, p)(p, mask[..., a:b, start:stop] if masked else None,
                                                lse[..., a:b, :], ds, D[..., a:b, :])   # p; ds' = ds·scale
+            if noise is not None:
+                p *= noise[..., a:b, start:stop]                                  # the weights v saw
             dv_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
             dk_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
             if start == spans[0][0]:

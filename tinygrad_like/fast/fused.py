@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from tinygrad_like import random as _random
 from tinygrad_like.composites import GELU_C, attention_softmax, causal_mask, join_heads, split_heads, swap_12
 from tinygrad_like.erf import erf
 from tinygrad_like.fast import flash, pool
@@ -875,10 +876,11 @@ def cross_entropy_backward(p: np.ndarray, targets: np.ndarray, smoothing: float,
 
 
 class Attention(Fused):
-    """softmax(q kᵀ·scale + mask) v on (..., T, d) arrays; mask is additive (0 or −inf, or any float).
-    Computed in cache-sized tiles by flash.py, which keeps each row's log-sum-exp and kᵀ·scale for backward.
+    """(softmax(q kᵀ·scale + mask) ⊙ noise) v on (..., T, d) arrays; mask is additive (0 or −inf, or any
+    float); noise, dropout's factors (0 or 1/(1 − p)) on the weights, or None. Computed in cache-sized tiles
+    by flash.py, which keeps each row's log-sum-exp and kᵀ·scale for backward.
 
-    Backward, with w the attention weights: dv = wᵀg, dw = g vᵀ, ds = w ⊙ (dw − Σ dw⊙w),
+    Backward, with w the attention weights: dv = (w ⊙ noise)ᵀg, dw = g vᵀ ⊙ noise, ds = w ⊙ (dw − Σ dw⊙w),
     dq = ds k·scale, dk = dsᵀ q·scale (each summed back over broadcast batch axes). A query row whose
     keys are all masked gives 0, with zero gradients (PyTorch's choice).
     """
@@ -886,21 +888,30 @@ class Attention(Fused):
 
     @staticmethod
     def accepts(q, k, v, mask=None, is_causal=False, return_weights=False, dropout_p=0.0, weights_hook=None) -> bool:
-        """Not for the weights, dropout or a hook on them, nor for a mask that wants a gradient."""
-        no_weights = not return_weights and not dropout_p and weights_hook is None
-        return no_weights and (mask is None or not mask.requires_grad)
+        """Not for the weights or a hook on them, nor for a mask that wants a gradient; with dropout, only
+        where q, k, v (and a float mask) share one dtype, the one the composite draws the noise in."""
+        plain = not return_weights and weights_hook is None and (mask is None or not mask.requires_grad)
+        return plain and (not dropout_p or _one_dtype(q, k, v, mask))
 
     @staticmethod
     def from_composite(q, k, v, mask=None, is_causal=False, return_weights=False, dropout_p=0.0, weights_hook=None):
-        return Attention.apply(q, k, v, mask=additive_mask(q, k, mask, is_causal))
+        noise = None
+        if dropout_p:  # the composite's draw: the weights' shape, in their dtype, at the same place in the stream
+            weights = np.broadcast_shapes(q.shape[:-2] + (q.shape[-2], k.shape[-2]), k.shape[:-2] + (1, 1),
+                                          () if mask is None else mask.shape)
+            noise = _random.dropout_noise(weights, dropout_p, q.dtype)
+        return Attention.apply(q, k, v, mask=additive_mask(q, k, mask, is_causal), noise=noise)
 
     @staticmethod
-    def as_composite(q, k, v, mask):
-        return (q, k, v, None if mask is None else Tensor._result(mask, None)), {}
+    def as_composite(q, k, v, mask, noise=None):
+        mask = None if mask is None else Tensor._result(mask, None)
+        if noise is None:
+            return (q, k, v, mask), {}
+        return (q, k, v, mask), {"weights_hook": _times(noise)}   # dropout with the noise this op drew
 
-    def forward(self, q, k, v, mask):
+    def forward(self, q, k, v, mask, noise=None):
         self.scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
-        self.mask = mask
+        self.mask, self.noise = mask, noise
         shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], () if mask is None else mask.shape[:-2])
         n = max(3, q.ndim, k.ndim, v.ndim, 0 if mask is None else mask.ndim)
         q, k, v = (a.reshape((1,) * (n - a.ndim) + a.shape) for a in (q, k, v))    # the same number of axes
@@ -909,12 +920,14 @@ class Attention(Fused):
             mask = mask.reshape((1,) * (n - mask.ndim) + mask.shape)
             if mask.shape[-2:] != (Tq, Tk):                                         # a (Tk,) padding mask
                 mask = np.broadcast_to(mask, mask.shape[:-2] + (Tq, Tk))
+        if noise is not None:
+            noise = noise.reshape((1,) * (n - noise.ndim) + noise.shape)
         batch = (1,) * (n - 2 - len(shape)) + shape                                  # the batch axes, padded
         out = np.empty(batch + (Tq, v.shape[-1]), np.result_type(q, k, v))
         self.lse = np.empty(batch + (Tq, 1), out.dtype)
         self.chunk, self.tiles = flash.tiling(mask, batch, Tq, Tk, out.dtype.itemsize)
-        self.arrays = q, k, v, mask
-        self.kT = flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk)
+        self.arrays = q, k, v, mask, noise
+        self.kT = flash.forward(q, k, v, mask, self.scale, self.tiles, out, self.lse, self.chunk, noise)
         return out.reshape(shape + out.shape[-2:])
 
     def backward(self, grad, out):
@@ -922,12 +935,13 @@ class Attention(Fused):
         need = [p.requires_grad for p in self.parents]
         if state.grad_enabled:  # create_graph: the weights rebuilt from q and k with Tensor ops
             w = _attention_weights(q, k, self.mask, self.scale)
-            return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need)
-        qa, ka, va, mask = self.arrays
+            noise = None if self.noise is None else Tensor._result(self.noise, None)
+            return by_formula(_attention_grads, grad, q, k, v, w, float(self.scale), need, noise)
+        qa, ka, va, mask, noise = self.arrays
         g = grad._data.reshape(self.lse.shape[:-2] + grad.shape[-2:])
         grads = [np.empty(self.lse.shape[:-2] + a.shape[-2:], a.dtype) for a in (qa, ka, va)]
         flash.backward(g, qa, ka, va, out._data.reshape(g.shape), self.lse, mask, self.scale, self.tiles, *grads,
-                       self.chunk, self.kT)
+                       self.chunk, self.kT, noise)
         return tuple(Tensor._result(d.reshape(p.shape) if d.size == p._data.size else unbroadcast(d, p.shape), None)
                      if wanted else None for d, p, wanted in zip(grads, self.parents, need))
 
@@ -943,6 +957,17 @@ def additive_mask(q: Tensor, k: Tensor, mask: Tensor | None, is_causal: bool) ->
     return total
 
 
+def _one_dtype(*tensors) -> bool:
+    """q, k, v and a mask (None, boolean, or float) all of one floating dtype."""
+    kinds = {t.dtype for t in tensors if t is not None and t.dtype != bool}
+    return len(kinds) == 1 and np.dtype(kinds.pop()).kind == "f"
+
+
+def _times(noise: np.ndarray):
+    """weights -> weights ⊙ noise, as Tensor ops: dropout with a noise already drawn (as_composite's hook)."""
+    return lambda weights: weights * Tensor._result(noise.reshape(weights.shape), None)
+
+
 def _attention_weights(q, k, mask, scale):
     """The weights of Attention rebuilt from the Tensors q and k, for a recorded (create_graph) backward.
     Rows whose keys are all masked get weights 0 (composites.attention_softmax, as in the composite)."""
@@ -950,12 +975,16 @@ def _attention_weights(q, k, mask, scale):
     return attention_softmax(scores if mask is None else scores + Tensor._result(mask, None))
 
 
-def _attention_grads(g, q, k, v, w, scale, need):
+def _attention_grads(g, q, k, v, w, scale, need, noise=None):
+    """(dq, dk, dv) of Σ g⊙out for out = (w ⊙ noise) v, w the weights (noise None: out = w v)."""
     dw = g @ swap_last(v)                                                     # (..., Tq, Tk)
+    seen = w
+    if noise is not None:                                                     # dropout between the weights and v
+        dw, seen = dw * noise, w * noise
     ds = w * (dw - keep_dot(dw, w))                                           # through the softmax
     return (unbroadcast(ds @ k * scale, q.shape) if need[0] else None,
             unbroadcast(swap_last(ds) @ q * scale, k.shape) if need[1] else None,
-            unbroadcast(swap_last(w) @ g, v.shape) if need[2] else None)
+            unbroadcast(swap_last(seen) @ g, v.shape) if need[2] else None)
 
 
 class MultiHeadAttention(Fused):
@@ -967,24 +996,31 @@ class MultiHeadAttention(Fused):
 
     Computed in cache-sized tiles by flash.py, straight from views of qkv into the output's layout;
     causal tiles above the diagonal are skipped. Backward is the Attention backward, written into one
-    (B, T, ·) array in the packed layout.
+    (B, T, ·) array in the packed layout. Dropout on the weights as in Attention: noise (B, nkv, nh/nkv, T, T).
     """
     composite = "multihead_attention"
 
     @staticmethod
     def accepts(qkv, n_head, n_kv_head, is_causal=False, dropout_p=0.0, weights_hook=None, return_weights=False,
                 prepare=None) -> bool:
-        """Not for the weights, dropout or a hook on them, nor heads changed by `prepare` (RoPE, a KV cache)."""
-        return not return_weights and not dropout_p and weights_hook is None and prepare is None
+        """Not for the weights or a hook on them, nor heads changed by `prepare` (RoPE, a KV cache)."""
+        return not return_weights and weights_hook is None and prepare is None
 
     @staticmethod
     def from_composite(qkv, n_head, n_kv_head, is_causal=False, dropout_p=0.0, weights_hook=None,
                        return_weights=False, prepare=None):
-        return MultiHeadAttention.apply(qkv, n_head=n_head, n_kv_head=n_kv_head, causal=is_causal)
+        noise = None
+        if dropout_p:  # the composite's draw: the weights (B, nkv, nh/nkv, T, T) in qkv's dtype
+            B, T = qkv.shape[:2]
+            noise = _random.dropout_noise((B, n_kv_head, n_head // n_kv_head, T, T), dropout_p, qkv.dtype)
+        return MultiHeadAttention.apply(qkv, n_head=n_head, n_kv_head=n_kv_head, causal=is_causal, noise=noise)
 
+    @staticmethod
+    def as_composite(qkv, n_head, n_kv_head, causal, noise=None):
+        return (qkv, n_head, n_kv_head, causal), {} if noise is None else {"weights_hook": _times(noise)}
 
-    def forward(self, qkv, n_head, n_kv_head, causal):
-        self.heads, self.causal = (n_head, n_kv_head), causal
+    def forward(self, qkv, n_head, n_kv_head, causal, noise=None):
+        self.heads, self.causal, self.noise = (n_head, n_kv_head), causal, noise
         q, k, v = split_heads(qkv, n_head, n_kv_head)          # (B, nkv, nh/nkv, T, hs), (B, nkv, 1, T, hs)
         B, n_kv, group, T, hs = q.shape
         self.scale = qkv.dtype.type(1 / math.sqrt(hs))
@@ -993,7 +1029,7 @@ class MultiHeadAttention(Fused):
         out = np.empty((B, T, n_kv, group, hs), qkv.dtype)
         self.lse = np.empty(q.shape[:-1] + (1,), qkv.dtype)
         self.kT = flash.forward(q, k, v, self._mask(T, qkv.dtype), self.scale, self.tiles, by_heads(out), self.lse,
-                                self.chunk)
+                                self.chunk, noise)
         return out.reshape(B, T, n_kv * group * hs)
 
     def _mask(self, T, dtype):
@@ -1006,13 +1042,14 @@ class MultiHeadAttention(Fused):
             q, k, v = split_heads(qkv, *self.heads)
             w = _attention_weights(q, k, constant("causal", T, qkv.dtype) if self.causal else None, self.scale)
             g = swap_12(grad.reshape(B, T, self.heads[0], -1)).reshape(q.shape)     # like q: (B, nkv, nh/nkv, T, hs)
-            return join_heads(*_attention_grads(g, q, k, v, w, float(self.scale), (True, True, True)))
+            noise = None if self.noise is None else Tensor._result(self.noise, None)
+            return join_heads(*_attention_grads(g, q, k, v, w, float(self.scale), (True, True, True), noise))
         q, k, v = split_heads(qkv._data, *self.heads)
         dqkv = np.empty(qkv.shape, qkv.dtype)
         dq, dk, dv = split_heads(dqkv, *self.heads)                                # views: written in place
         g, o = (by_heads(a._data.reshape(q.shape[0], T, *q.shape[1:3], -1)) for a in (grad, out))
         flash.backward(g, q, k, v, o, self.lse, self._mask(T, qkv.dtype), self.scale, self.tiles, dq, dk, dv,
-                       self.chunk, self.kT)
+                       self.chunk, self.kT, self.noise)
         return Tensor._result(dqkv, None)
 
 

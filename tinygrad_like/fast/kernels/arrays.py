@@ -366,14 +366,17 @@ def _in_place_rows(a: np.ndarray) -> np.ndarray:
 
 
 def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, out: np.ndarray,
-                         variant=None) -> np.ndarray:
-    """flash.tile_softmax_forward: out = softmax(s + mask) v for scores s (..., rows, n), C-contiguous, which
-    become the weights; returns the rows' log-sum-exp (..., rows, 1), +inf where every key is masked (whose
-    weights are 0). The kernel runs on the calling thread (a tile is one thread's work already)."""
+                         noise: np.ndarray | None = None, variant=None) -> np.ndarray:
+    """flash.tile_softmax_forward: out = (softmax(s + mask) ⊙ noise) v for scores s (..., rows, n), C-contiguous,
+    which become the weights (times dropout's noise, when given); returns the rows' log-sum-exp (..., rows, 1),
+    +inf where every key is masked (whose weights are 0). The kernel runs on the calling thread (a tile is
+    one thread's work already)."""
     rows = _in_place_rows(s)
     lse = np.empty((rows.shape[0], 1), s.dtype)
     fn = kernel("tile_softmax_forward", variant_for("tile_softmax", variant), s.dtype)
     fn(rows, _mask_block(mask, s), s.shape[-2], np.finfo(s.dtype).min, lse, 0, rows.shape[0])
+    if noise is not None:
+        s *= noise
     np.matmul(s, v, out=out)
     return lse.reshape(s.shape[:-1] + (1,))
 

@@ -70,7 +70,7 @@ def _run_each(arrays, dtype: np.dtype, c_ready) -> None:
     if arrays.kept_variant_runs("tile_softmax") or variant("tile_softmax"):  # attention (flash.py)
         s = x[None].copy()                                                   # (1, 2, 3)
         lse = arrays.tile_softmax_forward(s, np.zeros((2, 3), dtype), x.T, np.empty((1, 2, 2), dtype),
-                                          variant("tile_softmax"))
+                                          variant=variant("tile_softmax"))
         arrays.tile_softmax_backward(s, None, lse, s.copy(), lse, variant("tile_softmax"))
     arrays.transpose_copy(x[None], 2.0, np.empty((1, 3, 2), dtype), variant("transpose"))
     words = np.empty(2, np.uint32)                   # PyTorch's dropout mask (fast/streams.py), any dtype's
