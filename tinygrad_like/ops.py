@@ -6,9 +6,9 @@ so that with `create_graph=True` the gradient is itself a differentiable graph.
 Shapes: binary ops broadcast like numpy; `unbroadcast` is the one place that sums a gradient back
 to the shape of the input that was broadcast.
 
-Three forwards ask `dispatch.kernel` for their array function: Matmul ("matmul"), PowConst ("power")
-and the embedding gradient's ScatterAdd ("add_rows"). Here each is plain numpy; the fast path
-(tinygrad_like/fast/) registers faster ones that give the same numbers.
+Four forwards ask `dispatch.kernel` for their array function: Matmul ("matmul"), PowConst ("power"),
+Where ("where") and the embedding gradient's ScatterAdd ("add_rows"). Here each is plain numpy; the
+fast path (tinygrad_like/fast/) registers faster ones that give the same numbers.
 """
 from __future__ import annotations
 
@@ -212,7 +212,7 @@ class Matmul(Function):
 
 class Where(Function):
     """cond ? x : y elementwise. `cond` (boolean) carries no gradient."""
-    def forward(self, cond, x, y): return np.where(cond, x, y)
+    def forward(self, cond, x, y): return kernel("where", np.where)(cond, x, y)
     def backward(self, grad, out):
         cond, x, y = self.parents
         zero = grad._lift(0.0)                                            # broadcast, never an array of zeros

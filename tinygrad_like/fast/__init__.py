@@ -7,7 +7,7 @@
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
-  functions of three primitives (matmul on the pool, embedding rows, small powers)
+  functions of four primitives (matmul on the pool, embedding rows, small powers, a value put where a mask says)
 
 Importing this package (which `import tinygrad_like` does) registers all of these with the core
 (dispatch.py) and changes nothing else: numpy's threads and the allocator stay as they are until
@@ -32,6 +32,7 @@ for _op in FUSED_OPS:
     register_fused(_op.composite, _op, _op.from_composite, _op.accepts)
 register_kernel("matmul", pool.matmul)
 register_kernel("power", arrays.power)
+register_kernel("where", arrays.where)
 register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)

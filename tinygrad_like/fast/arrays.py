@@ -1,5 +1,5 @@
 """Array helpers the fast path shares: row reductions as BLAS products, cached constants, and the faster
-array functions of three primitive ops (registered with dispatch by fast/__init__.py).
+array functions of four primitive ops (registered with dispatch by fast/__init__.py).
 
 Each takes and returns numpy arrays (the `keep_*`, `rows_sum` and `swap_last` helpers also Tensors, so
 that a fused op's backward formula runs on either; see fused.by_formula). Each equals its plain numpy
@@ -101,3 +101,32 @@ def power(x: np.ndarray, c) -> np.ndarray:
     if c == 3:
         return x * x * x
     return ops.power(x, c)
+
+
+FILL_FROM = 1 << 16  # elements: below this, np.where itself (the checks below would cost more than they save)
+
+
+def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """np.where(cond, x, y), the same bits, C-contiguous. For one large array and a single value (a 0-d x
+    or y) under a boolean cond that broadcasts to the array's shape, such as masked_fill and its gradient:
+    the array copied, then the value written where it goes (np.copyto with where=), which takes fewer
+    passes than np.where's walk over three broadcast operands. Anything else: np.where."""
+    if getattr(y, "size", 0) >= FILL_FROM and np.ndim(x) == 0 and _fits(cond, y):   # sizes first: a small op
+        return _filled(y, x, cond, np.result_type(x, y))                           # pays for two tests only
+    if getattr(x, "size", 0) >= FILL_FROM and np.ndim(y) == 0 and _fits(cond, x):
+        return _filled(x, y, ~cond, np.result_type(x, y))
+    return np.where(cond, x, y)
+
+
+def _fits(cond, array) -> bool:
+    """A boolean cond of the array's shape, or one that broadcasts to it."""
+    return (isinstance(array, np.ndarray) and cond.dtype == np.bool_ and cond.ndim <= array.ndim
+            and np.broadcast_shapes(cond.shape, array.shape) == array.shape)
+
+
+def _filled(array, value, at, dtype) -> np.ndarray:
+    """A C-contiguous copy of `array` in `dtype`, with `value` where the boolean `at` (broadcast) holds."""
+    out = np.empty(array.shape, dtype)
+    np.copyto(out, array, casting="unsafe")                        # as np.where casts to its result type
+    np.copyto(out, value, casting="unsafe", where=at)
+    return out
