@@ -46,7 +46,7 @@ def _default_threads() -> int:
 
 _threads: int | None = None  # None until set_num_threads, or the first op that can share out work (chosen())
 MIN_BYTES = 512 << 10   # attention scores below this run on one thread (benchmarks/bench_threads.py)
-MIN_FLOPS = 16 << 20    # products below this run on one thread: handing half over would cost more than it gives
+MIN_FLOPS = 34 << 20    # products below this run on one thread: waking a second thread costs more than it gives
 _workers: list = []  # the pool's threads beyond the caller's (_Worker), made on first use
 _busy = threading.Lock()  # held while run() has the workers: a second caller (or a job) runs inline
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
