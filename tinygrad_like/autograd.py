@@ -81,7 +81,7 @@ def accumulate(grads: dict, ready: list, t, g, create_graph: bool) -> None:
     elif grads[t] is None:
         grads[t] = g
     else:
-        grads[t] = grads[t] + g if create_graph else type(g)._result(grads[t]._data + g._data, None)
+        grads[t] = grads[t] + g if create_graph else type(g)._result(np.asarray(grads[t]._data + g._data), None)
 
 
 def into_leaf(node, g, create_graph: bool, handed_out: set) -> None:
@@ -97,7 +97,7 @@ def into_leaf(node, g, create_graph: bool, handed_out: set) -> None:
     elif create_graph:
         node.grad = node.grad + g
     else:
-        node.grad = type(g)._result(node.grad._data + g._data, None)
+        node.grad = type(g)._result(np.asarray(node.grad._data + g._data), None)   # 0-d + 0-d: a numpy scalar
 
 
 def seed(out: Tensor, g, op: str, argument: str) -> Tensor:

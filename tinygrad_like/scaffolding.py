@@ -47,7 +47,7 @@ def _keep_grad(node, g, create_graph: bool) -> None:
     if node.grad is None:
         node.grad = g if create_graph else type(g)._result(g._data.copy(), None)
     else:
-        node.grad = node.grad + g if create_graph else type(g)._result(node.grad._data + g._data, None)
+        node.grad = node.grad + g if create_graph else type(g)._result(np.asarray(node.grad._data + g._data), None)
 
 
 class Around:

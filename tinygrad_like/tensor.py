@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from tinygrad_like import dtypes, ops
+from tinygrad_like import dispatch, dtypes, ops
 from tinygrad_like.autograd import backprop, seed
 from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
@@ -271,8 +271,8 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         afterwards unless `retain_graph` (its skeleton stays, for draw_graph); `create_graph` records
         the backward pass, for higher-order gradients.
         """
-        first = seed(self, gradient, "backward", "gradient")
-        backprop([self], [first], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+        first = seed(self, gradient, "backward", "gradient")   # the walk: fast/walk.py's while the fast path is on
+        dispatch.kernel("backprop", backprop)([self], [first], retain_graph or create_graph, create_graph)
 
 
 Function.make_tensor = Tensor._result

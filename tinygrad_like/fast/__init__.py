@@ -6,6 +6,7 @@
 - memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
+- walk.py: the backward walk of a plain backward(), with no feature in use, in one function
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
   functions of four primitives (matmul on the pool, embedding rows, small powers, a value put where a mask says)
 
@@ -20,7 +21,7 @@ core's composites run, as inside `tinygrad_like.composed()`), `with enabled(True
 from __future__ import annotations
 
 from tinygrad_like.dispatch import register_fused, register_kernel
-from tinygrad_like.fast import adam, arrays, fused, pool, streams
+from tinygrad_like.fast import adam, arrays, fused, pool, streams, walk
 from tinygrad_like.fast.memory import tune_malloc
 from tinygrad_like.fast.pool import get_num_threads, set_num_threads
 from tinygrad_like.function import fast_path, state
@@ -37,6 +38,7 @@ register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)
 register_kernel("keep_below", streams.keep_below)
+register_kernel("backprop", walk.backprop)
 
 
 def enabled(on: bool | None = None):

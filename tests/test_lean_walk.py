@@ -1,0 +1,300 @@
+"""The fast path's backward walk (tinygrad_like/fast/walk.py) against the plain one (autograd.backprop).
+
+Every graph is built twice from the same arrays, walked once by each, and compared: each leaf's .grad bit
+for bit (dtype, shape and bytes), which leaves got no gradient, the freed graph (each op freed, its parents
+kept as the leaves themselves or as Skeletons with the same shape, dtype, name, scope, small values and
+gradient norm), and the errors (type and message). The known answers here come from the plain walk, which
+the rest of the suite checks against calculus, finite differences and PyTorch.
+"""
+import numpy as np
+import pytest
+
+from tinygrad_like import Tensor, autograd, scaffolding
+from tinygrad_like.dispatch import KERNELS
+from tinygrad_like.fast import walk
+from tinygrad_like.function import Function, detect_anomaly, no_grad
+from tinygrad_like.scaffolding import Skeleton
+
+RNG = np.random.default_rng(0)
+
+
+def plain_walk(out, g=None):
+    autograd.backprop([out], [autograd.seed(out, g, "backward", "gradient")])
+
+
+def lean_walk(out, g=None):
+    walk.backprop([out], [autograd.seed(out, g, "backward", "gradient")])
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def freed_graph(out) -> list:
+    """What backward left of the graph under `out`, as comparable tuples, in the order a stack walk finds it."""
+    seen, found, stack = set(), [], [out]
+    while stack:
+        t = stack.pop()
+        ctx = t._ctx
+        if ctx is None or id(ctx) in seen:
+            continue
+        seen.add(id(ctx))
+        found.append((type(ctx).__name__, ctx.freed, sorted(vars(ctx)) if ctx.freed else None))
+        for p in ctx.parents:
+            if isinstance(p, Skeleton):
+                small = None if p._data is None else p._data.tobytes()
+                found.append(("skeleton", p.shape, str(p.dtype), p.name, p.scope, p.requires_grad, small, p.grad_norm))
+            else:
+                found.append(("tensor", p.shape, p.requires_grad, p._ctx is None))
+            stack.append(p)
+    return found
+
+
+def outcome(build, arrays, walker, g=None, twice=False):
+    """Build the graph from copies of `arrays`, walk it, and return what can be compared."""
+    out, leaves = build(*[Tensor(a.copy(), requires_grad=a.dtype.kind == "f") for a in arrays])
+    error = None
+    try:
+        walker(out, g)
+        if twice:
+            walker(out, g)
+    except Exception as e:  # noqa: BLE001 - the two walks must raise alike
+        error = (type(e), str(e))
+    grads = [None if t.grad is None else t.grad.numpy() for t in leaves]
+    return grads, error, freed_graph(out)
+
+
+def assert_same(build, arrays, g=None, twice=False):
+    plain = outcome(build, arrays, plain_walk, g, twice)
+    lean = outcome(build, arrays, lean_walk, g, twice)
+    for a, b in zip(plain[0], lean[0]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert same_bits(a, b), (a, b)
+            assert b.flags.writeable
+    assert plain[1] == lean[1]
+    assert plain[2] == lean[2]
+    return plain
+
+
+def arrays(*shapes, dtype=np.float32):
+    return [RNG.standard_normal(s).astype(dtype) for s in shapes]
+
+
+# ---------------------------------------------------------------- graphs
+
+GRAPHS = {
+    "2x2 add": (lambda a, b: ((a + b).sum(), [a, b]), [(2, 2), (2, 2)]),
+    "broadcast add and sub": (lambda a, b, c: ((a + b - c) * (a - c)).sum(), [(3, 4), (4,), (3, 1)]),
+    "broadcast mul, stretched and added axes": (lambda a, b: (a * b * a).sum(), [(2, 1, 3), (4, 1)]),
+    "shared subgraph": (lambda a, b, c: ((a * b) + (a * b) * c + (a * b).tanh()).sum(), [(5,), (5,), (5,)]),
+    "one tensor used by many": (lambda a: (a * a + a.exp() - a.sigmoid() * a + (-a)).sum(), [(7,)]),
+    "sums over axes": (lambda a: (a.sum(axis=0) * a.sum(axis=1, keepdim=True).sum() + a.sum()).sum(), [(3, 4)]),
+    "reshape, expand, permute, clone": (
+        lambda a, b: (a.reshape(4, 3).permute(1, 0).clone() * b.expand(3, 4)).sum(), [(2, 6), (3, 1)]),
+    "products and rows": (lambda a, b, c: ((a @ b).relu()[1:, :] * c[0]).sum(), [(4, 3), (3, 5), (2, 5)]),
+    "cat, where, max, log": (
+        lambda a, b: (Tensor.cat([a, b], dim=0).amax(axis=1) + (a > 0).where(a, b).abs().log().sum()).sum(),
+        [(2, 3), (2, 3)]),
+    "fused ops": (lambda a, w, b: a.layernorm(-1, 1e-5, w, b).softmax(-1).gelu().linear(w.reshape(1, 4)).sum(),
+                  [(3, 4), (4,), (4,)]),
+    "cross-entropy": (lambda a: a.sparse_categorical_crossentropy(np.array([0, 2, 1])), [(3, 4)]),
+    "zero-dimensional": (lambda a, b: (a * b - b + a.exp() * a.tanh() - a.sigmoid()).sum(), [(), ()]),
+    "float64": (lambda a, b: ((a * b).tanh() + a / b).sum(), [(3,), (3,)]),
+}
+
+
+def _call(fn, shapes, dtype=np.float32):
+    def build(*leaves):
+        out = fn(*leaves)
+        return (out if isinstance(out, tuple) else (out, list(leaves)))
+    return build, arrays(*shapes, dtype=dtype)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_the_lean_walk_gives_the_plain_walks_gradients_and_freed_graph(name):
+    fn, shapes = GRAPHS[name]
+    build, data = _call(fn, shapes, np.float64 if name == "float64" else np.float32)
+    assert_same(build, data)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_a_second_backward_raises_the_same_error(name):
+    fn, shapes = GRAPHS[name]
+    build, data = _call(fn, shapes)
+    plain = assert_same(build, data, twice=True)
+    assert plain[1] is not None and "already freed" in plain[1][1]
+
+
+def test_a_gradient_given_to_backward_is_copied_into_each_leaf():
+    """a + b hands the caller's gradient to both leaves: each .grad is an array of its own."""
+    g = Tensor(np.arange(4.0, dtype=np.float32).reshape(2, 2))
+    build, data = _call(lambda a, b: (a + b, [a, b]), [(2, 2), (2, 2)])
+    assert_same(build, data, g=g)
+    a, b = (Tensor(x, requires_grad=True) for x in data)
+    lean_walk(a + b, g)
+    assert a.grad._data is not g._data and b.grad._data is not g._data and a.grad._data is not b.grad._data
+    np.testing.assert_array_equal(a.grad.numpy(), g.numpy())
+
+
+def test_a_gradient_of_another_dtype_is_cast_first():
+    g = Tensor(np.ones((2, 2)))                                 # float64 for a float32 output
+    build, data = _call(lambda a, b: (a * b, [a, b]), [(2, 2), (2, 2)])
+    grads = assert_same(build, data, g=g)[0]
+    assert grads[0].dtype == np.float32
+
+
+def test_mixed_dtypes_run_the_tensor_rules():
+    def build(a, b):
+        return (a.double() * b.double() + a.double()).sum() + b.sum(), [a, b]
+    assert_same(build, arrays((3,), (3,)))
+
+
+def test_constants_and_integer_inputs_get_no_gradient():
+    def build(a, idx):
+        return (a[idx] * Tensor(np.float32(2.0)) + a.sum()).sum(), [a, idx]
+    assert_same(build, [arrays((5,))[0], np.array([0, 3, 3])])
+
+
+def test_gradients_accumulate_into_leaves_across_backward_calls():
+    data = arrays((3,), (3,))
+    results = []
+    for walker in (plain_walk, lean_walk):
+        a, b = (Tensor(x, requires_grad=True) for x in data)
+        walker((a * b).sum())
+        walker((a * a + b).sum())
+        results.append((a.grad.numpy(), b.grad.numpy()))
+    assert all(same_bits(x, y) for x, y in zip(*results))
+
+
+def test_a_leaf_keeps_a_fresh_gradient_without_a_copy_exactly_when_the_plain_walk_does():
+    """The plain walk keeps a gradient a rule made and nobody else holds; a view or the caller's gradient
+    is copied. Same choice in the lean walk: a fresh product is owned, a reshape's view is not."""
+    data = arrays((2, 3), (2, 3))
+    for build in (lambda a, b: ((a * b).sum(), [a, b]), lambda a, b: ((a.reshape(6) + b.reshape(6)).sum(), [a, b])):
+        owned = []
+        for walker in (plain_walk, lean_walk):
+            out, leaves = build(*[Tensor(x, requires_grad=True) for x in data])
+            walker(out)
+            owned.append([t.grad._data.flags.owndata for t in leaves])
+        assert owned[0] == owned[1]
+
+
+def test_in_place_change_after_use_raises_the_same_error():
+    def build(a):
+        h = a * 2.0
+        out = (h * h).sum()
+        h.add_(1.0)                                             # h changed after the product read it
+        return out, [a]
+    plain = assert_same(build, arrays((3,)))
+    assert plain[1] is not None and "changed in place" in plain[1][1]
+
+
+def test_a_rule_that_sends_none_still_frees_the_graph():
+    class PassX(Function):
+        def forward(self, x, y): return x + y
+        def backward(self, grad, out): return grad, None
+
+    def build(a):
+        h = a.exp()
+        return PassX.apply(a, h).sum(), [a]
+    assert_same(build, arrays((4,)))
+
+
+def test_intermediate_gradient_norms_are_kept_for_drawings_on_small_graphs_only():
+    def build(a):
+        h = (a * 3.0).tanh()
+        return (h * h).sum(), [a]
+    small = assert_same(build, arrays((5,)))[2]
+    assert any(entry[0] == "skeleton" and entry[-1] is not None for entry in small)
+    big = assert_same(build, arrays((scaffolding.NORM_AT_MOST + 1,)))[2]
+    assert all(entry[-1] is None for entry in big if entry[0] == "skeleton")
+
+
+def test_a_long_chain_walks_without_recursion():
+    def build(a):
+        h = a
+        for _ in range(3000):
+            h = h * 1.0001 + 0.5
+        return h.sum(), [a]
+    assert_same(build, arrays((2,)))
+
+
+STEPS = [lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: -x,
+         lambda x, y: (x * 0.25).tanh(), lambda x, y: x.sigmoid(), lambda x, y: (x * 0.1).exp(),
+         lambda x, y: x.sum(axis=-1, keepdim=True) if x.ndim else x, lambda x, y: x.relu() * y,
+         lambda x, y: x.clone(), lambda x, y: (x + y).expand(3, 4), lambda x, y: x.reshape(-1).sum() + y]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_graphs(seed):
+    """Random programs over a pool of tensors of broadcastable shapes: each step applies a random op to
+    random members of the pool (so subgraphs are shared), some of them constants."""
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4), (4,), (3, 1), (1, 4), (), (3, 4)]
+    data = [rng.standard_normal(s).astype(np.float32 if seed % 4 else np.float64) for s in shapes]
+    plan = [(int(rng.integers(len(STEPS))), int(rng.integers(100)), int(rng.integers(100))) for _ in range(25)]
+
+    def build(*leaves):
+        pool = list(leaves) + [Tensor(rng_const, requires_grad=False) for rng_const in (data[0] * 0.5,)]
+        for op, i, j in plan:
+            x, y = pool[i % len(pool)], pool[j % len(pool)]
+            new = STEPS[op](x, y)
+            pool.append(new)
+        return sum(t.sum() for t in pool[len(leaves):] if t.requires_grad), list(leaves)
+    assert_same(build, data)
+
+
+# ---------------------------------------------------------------- when the plain walk runs instead
+
+def test_retain_graph_create_graph_anomaly_and_retain_grad_go_to_the_plain_walk(monkeypatch):
+    calls = []
+    plain = autograd.backprop
+    monkeypatch.setattr(autograd, "backprop", lambda *a, **k: calls.append(k) or plain(*a, **k))
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    walk.backprop([(x * x).sum()], [Tensor(1.0)], retain_graph=True)
+    walk.backprop([(x * x).sum()], [Tensor(1.0)], create_graph=True)
+    with detect_anomaly():
+        walk.backprop([(x * x).sum()], [Tensor(1.0)])
+    h = x * x
+    scaffolding.retain(h)
+    walk.backprop([h.sum()], [Tensor(1.0)])
+    assert len(calls) == 4
+    np.testing.assert_array_equal(h.grad.numpy(), [1.0, 1.0])
+    del h
+    walk.backprop([(x * x).sum()], [Tensor(1.0)])
+    assert len(calls) == 4                                      # no feature in use: the lean walk
+
+
+def test_backward_uses_the_lean_walk_while_the_fast_path_is_on():
+    from tinygrad_like import composed
+    assert KERNELS["backprop"] is walk.backprop
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    with composed():                                            # the plain walk: same answer
+        y = Tensor([1.0, 2.0], requires_grad=True)
+        (y * y).sum().backward()
+    assert same_bits(x.grad.numpy(), y.grad.numpy())
+
+
+def test_double_backward_falls_back_and_matches():
+    results = []
+    for walker_is_lean in (False, True):
+        x = Tensor([0.5, -1.5], requires_grad=True, dtype=np.float64)
+        (gx,) = autograd.grad((x * x * x).sum(), x, create_graph=True)
+        out = gx.sum()
+        (walk.backprop if walker_is_lean else autograd.backprop)([out], [Tensor(np.float64(1.0))])
+        results.append(x.grad.numpy())
+    assert same_bits(*results)
+    np.testing.assert_allclose(results[0], [6 * 0.5, 6 * -1.5])
+
+
+def test_the_walk_restores_grad_mode():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    lean_walk(x.amax(axis=0))                                   # a Tensor rule: grad mode turned off inside
+    out = x * 2.0
+    assert out.requires_grad
+    with no_grad():
+        y = Tensor([1.0], requires_grad=True)
+        h = y * 1.0
+    assert not h.requires_grad

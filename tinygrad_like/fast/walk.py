@@ -1,0 +1,206 @@
+"""The backward walk of a plain `backward()`, in one function, on arrays: autograd.backprop without what
+it does not need.
+
+autograd.backprop reads as the idea: four steps, with accumulation, leaves and the library's scaffolding
+(grad()'s answers, retain_grad, anomaly checks, the drawings' last gradient, the step-through hook, freeing)
+each a call of its own, and every gradient a Tensor made by Tensor ops. On a small graph that bookkeeping is
+most of the cost: a 2x2 add's forward and backward spent more in it than in numpy. `backprop` here is the
+same walk for the case a training step runs, `loss.backward()` with no feature in use (one root; no
+retain_graph, create_graph or anomaly mode; no intermediate with retain_grad; a plain Tensor seed that
+needs no gradient). Without create_graph no gradient needs a graph, so it carries numpy arrays, and the
+rules of the commonest primitives (RULES) run on arrays: the same numpy calls, in the same order, as their
+Tensor rules in ops.py make through Function.apply. Any other op's rule runs as written, on a Tensor.
+The walk's order, the sums in that order, each leaf's .grad (kept without a copy exactly when the plain
+walk keeps it), the freed graph and its skeletons with their gradient norms, the errors on a freed or
+changed graph: all as in the plain walk, written inline in the same order, so gradients are the same bits
+(tests/test_lean_walk.py walks many graphs both ways and compares them). Any other call goes to
+autograd.backprop unchanged.
+
+Tensor.backward picks it through dispatch.kernel("backprop", ...), so `composed()` and
+`fast.enabled(False)` run the plain walk; draw_graph and backprop_steps always call the plain one.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from tinygrad_like import autograd, ops, scaffolding
+from tinygrad_like.function import state
+from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, freed_error, norm
+from tinygrad_like.tensor import Tensor
+
+
+def backprop(roots, root_grads, retain_graph=False, create_graph=False) -> dict:
+    """autograd.backprop(roots, root_grads, retain_graph, create_graph) for backward(): the same gradients
+    in every leaf's .grad, the same graph freed, the same errors. Returns {} as the plain walk does
+    without `inputs`."""
+    first = root_grads[0] if len(roots) == 1 else None
+    if (type(first) is not Tensor or retain_graph or create_graph or first.requires_grad or scaffolding._retained
+            or state.detect_anomaly):
+        return autograd.backprop(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph)
+    root, make = roots[0], Tensor._result
+    g, dtype = first._data, root._data.dtype
+    handed_out = {id(g)}               # arrays the caller holds (kept alive by `first`): not a leaf's .grad
+    if g.dtype is not dtype and g.dtype != dtype:
+        g = g.astype(dtype)
+    grads = {root: g}                  # {tensor: its gradient so far, an array}
+    ready = [(-root._tape_index, -id(root), root)]
+    skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
+    pop, push, rules = heapq.heappop, heapq.heappush, RULES
+    recording = None                   # the caller's grad mode, once a Tensor rule needs it off
+    try:
+        while ready:
+            node = pop(ready)[-1]
+            g = grads.pop(node)
+            ctx = node._ctx
+            if ctx is None:            # a leaf: autograd.into_leaf
+                if g is None:
+                    continue
+                if node.grad is None:
+                    own = id(g) not in handed_out and g.flags.owndata and g.flags.writeable
+                    node.grad = make(g if own else g.copy(), None)
+                    handed_out.add(id(g))
+                else:
+                    node.grad = make(_array(node.grad._data + g), None)
+                continue
+            if ctx.freed:              # scaffolding.Around.before_rule
+                freed_error(ctx)
+            parents = ctx.parents
+            index = node._tape_index
+            for p in parents:
+                if p._tape_index > index:
+                    changed_error(ctx, p)
+            if g is None:
+                pgs = (None,) * len(parents)
+            else:
+                kept = skeletons.get(node)
+                if kept is not None and g.size <= NORM_AT_MOST:
+                    kept.grad_norm = norm(g)
+                rule = rules.get(type(ctx))
+                pgs = rule(ctx, g, node) if rule is not None else None
+                if pgs is None:        # the op's own rule, on Tensors, recording no graph
+                    if recording is None:
+                        recording, state.grad_enabled = state.grad_enabled, False
+                    pgs = ctx.backward(make(g, None), node)
+                    pgs = tuple(pg if pg is None else pg._data for pg in (pgs if isinstance(pgs, tuple) else (pgs,)))
+            kept_parents = []          # scaffolding.free
+            for p in parents:
+                if p._ctx is None and p.requires_grad:
+                    kept_parents.append(p)
+                else:
+                    kept = skeletons.get(p)
+                    if kept is None:
+                        kept = skeletons[p] = Skeleton(p)
+                    kept_parents.append(kept)
+            ctx.__dict__ = {"parents": tuple(kept_parents), "scope": ctx.scope, "freed": True}
+            for parent, pg in zip(parents, pgs):   # autograd.accumulate
+                if not parent.requires_grad:
+                    continue
+                if pg is not None:
+                    dtype = parent._data.dtype
+                    if pg.dtype is not dtype and pg.dtype != dtype:
+                        pg = pg.astype(dtype)
+                if parent not in grads:
+                    grads[parent] = pg
+                    push(ready, (-parent._tape_index, -id(parent), parent))
+                elif pg is not None:
+                    before = grads[parent]
+                    grads[parent] = pg if before is None else _array(before + pg)
+    finally:
+        if recording is not None:
+            state.grad_enabled = recording
+    return {}
+
+
+# ---------------------------------------------------------------- the commonest rules, on arrays
+# Each is its op's backward rule in ops.py, written on numpy arrays with the numpy calls the Tensor rule
+# makes (a Tensor op runs its forward on the arrays; a numpy scalar becomes a 0-d array, as in
+# Function.apply; a reshape or expand to the same shape returns its input, as Tensor.reshape/expand do).
+# A rule returns None when the dtypes differ, where a Tensor op would promote: the Tensor rule runs then.
+
+def _array(a) -> np.ndarray:
+    return a if isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def _reshape(g: np.ndarray, shape: tuple) -> np.ndarray:
+    return g if g.shape == shape else g.reshape(shape)
+
+
+def _unbroadcast(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """ops.unbroadcast as it runs on a Tensor: Tensor.sum, then Tensor.reshape."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and g.shape[i + extra] != 1)
+    if not axes:
+        return g.reshape(shape)
+    return _reshape(np.sum(g, axis=axes, keepdims=True), shape)
+
+
+def _add(ctx, g, out):
+    x, y = ctx.parents
+    shape = g.shape
+    return (None if not x.requires_grad else g if x._data.shape == shape else _unbroadcast(g, x._data.shape),
+            None if not y.requires_grad else g if y._data.shape == shape else _unbroadcast(g, y._data.shape))
+
+
+def _sub(ctx, g, out):
+    x, y = ctx.parents
+    return (_unbroadcast(g, x._data.shape) if x.requires_grad else None,
+            _unbroadcast(_array(-g), y._data.shape) if y.requires_grad else None)
+
+
+def _mul(ctx, g, out):
+    x, y = ctx.parents
+    if x._data.dtype != g.dtype or y._data.dtype != g.dtype:
+        return None
+    return (_unbroadcast(_array(g * y._data), x._data.shape) if x.requires_grad else None,
+            _unbroadcast(_array(g * x._data), y._data.shape) if y.requires_grad else None)
+
+
+def _neg(ctx, g, out):
+    return (_array(-g),)
+
+
+def _exp(ctx, g, out):
+    if out._data.dtype != g.dtype:
+        return None
+    return (_array(g * out._data),)
+
+
+def _tanh(ctx, g, out):                                  # grad * (1 - out * out)
+    o = out._data
+    if o.dtype != g.dtype:
+        return None
+    return (_array(g * _array(np.asarray(1, o.dtype) - _array(o * o))),)
+
+
+def _sigmoid(ctx, g, out):                               # grad * out * (1 - out)
+    o = out._data
+    if o.dtype != g.dtype:
+        return None
+    return (_array(_array(g * o) * _array(np.asarray(1, o.dtype) - o)),)
+
+
+def _sum(ctx, g, out):                                   # grad.reshape(keepdim shape).expand(x.shape)
+    shape = ctx.parents[0]._data.shape
+    if not ctx.keepdim:
+        g = _reshape(g, ops._keepdim_shape(shape, ctx.axis))
+    return (g if g.shape == shape else np.broadcast_to(g, shape),)
+
+
+def _reshape_rule(ctx, g, out):
+    return (_reshape(g, ctx.parents[0]._data.shape),)
+
+
+def _expand(ctx, g, out):
+    return (_unbroadcast(g, ctx.parents[0]._data.shape),)
+
+
+def _clone(ctx, g, out):
+    return (g,)
+
+
+RULES = {ops.Add: _add, ops.Sub: _sub, ops.Mul: _mul, ops.Neg: _neg, ops.Exp: _exp, ops.Tanh: _tanh,
+         ops.Sigmoid: _sigmoid, ops.Sum: _sum, ops.Reshape: _reshape_rule, ops.Expand: _expand, ops.Clone: _clone}
