@@ -1,4 +1,4 @@
-"""The fast path's backward walk (tinygrad_like/fast/walk.py) against the plain one (autograd.backprop).
+"""The fast path's backward walk (tinygrad_like/fast/walk.py) against the plain one (autograd.backward).
 
 Every graph is built twice from the same arrays, walked once by each, and compared: each leaf's .grad bit
 for bit (dtype, shape and bytes), which leaves got no gradient, the freed graph (each op freed, its parents
@@ -19,11 +19,11 @@ RNG = np.random.default_rng(0)
 
 
 def plain_walk(out, g=None):
-    autograd.backprop([out], [autograd.seed(out, g, "backward", "gradient")])
+    autograd.backward(out, g)
 
 
 def lean_walk(out, g=None):
-    walk.backprop([out], [autograd.seed(out, g, "backward", "gradient")])
+    walk.backward(out, g)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -180,6 +180,29 @@ def test_a_leaf_keeps_a_fresh_gradient_without_a_copy_exactly_when_the_plain_wal
         assert owned[0] == owned[1]
 
 
+@pytest.mark.parametrize("order", ["a first", "b first", "a twice"])
+def test_an_array_several_leaves_receive_is_kept_by_the_same_leaf_as_in_the_plain_walk(order):
+    """A fresh gradient array that reaches several leaves (x + y hands its gradient to both) is kept, not
+    copied, by the leaf the plain walk's heap gives first; the others get copies."""
+    made = []
+
+    class Spy(Function):                                        # hands on a fresh array, remembered
+        def forward(self, x): return x.copy()
+        def backward(self, grad, out):
+            made.append(grad * 1.0)
+            return made[-1]
+
+    kept = []
+    for walker in (plain_walk, lean_walk):
+        first, second = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True)
+        a, b = (first, second) if order != "b first" else (second, first)
+        out = Spy.apply(a + b) if order != "a twice" else Spy.apply(a + b + a)
+        walker(out, Tensor([1.0, 1.0]))
+        kept.append([t.grad._data is made[-1]._data for t in (first, second)])
+        np.testing.assert_array_equal(a.grad.numpy(), [2.0, 2.0] if order == "a twice" else [1.0, 1.0])
+    assert kept[0] == kept[1] and sum(kept[0]) == 1
+
+
 def test_in_place_change_after_use_raises_the_same_error():
     def build(a):
         h = a * 2.0
@@ -188,6 +211,21 @@ def test_in_place_change_after_use_raises_the_same_error():
         return out, [a]
     plain = assert_same(build, arrays((3,)))
     assert plain[1] is not None and "changed in place" in plain[1][1]
+
+
+def test_an_error_midway_leaves_the_same_leaves_updated():
+    """When a node raises (here: its input was changed in place), the leaves the plain walk had already
+    reached, those made after that node, have their .grad; the older ones do not."""
+    def build(a):
+        h = a * 2.0
+        squared = h * h                                         # reads h; raises in backward
+        w = Tensor(np.array([0.5, -1.0, 2.0], np.float32), requires_grad=True)   # a leaf made after it
+        out = squared.sum() + (w * 3.0).sum()
+        h.add_(1.0)
+        return out, [a, w]
+    plain = assert_same(build, arrays((3,)))
+    assert "changed in place" in plain[1][1]
+    assert plain[0][0] is None and plain[0][1] is not None
 
 
 def test_a_rule_that_sends_none_still_frees_the_graph():
@@ -247,28 +285,42 @@ def test_random_graphs(seed):
 
 # ---------------------------------------------------------------- when the plain walk runs instead
 
-def test_retain_graph_create_graph_anomaly_and_retain_grad_go_to_the_plain_walk(monkeypatch):
+def test_retain_graph_create_graph_anomaly_retain_grad_and_odd_gradients_go_to_the_plain_walk(monkeypatch):
     calls = []
-    plain = autograd.backprop
-    monkeypatch.setattr(autograd, "backprop", lambda *a, **k: calls.append(k) or plain(*a, **k))
+    plain = autograd.backward
+    monkeypatch.setattr(autograd, "backward", lambda *a, **k: calls.append(a) or plain(*a, **k))
     x = Tensor([1.0, 2.0], requires_grad=True)
-    walk.backprop([(x * x).sum()], [Tensor(1.0)], retain_graph=True)
-    walk.backprop([(x * x).sum()], [Tensor(1.0)], create_graph=True)
+    walk.backward((x * x).sum(), None, retain_graph=True)
+    walk.backward((x * x).sum(), None, create_graph=True)
     with detect_anomaly():
-        walk.backprop([(x * x).sum()], [Tensor(1.0)])
+        walk.backward((x * x).sum())
+    walk.backward(x * x, np.ones(2, np.float32))                # an array, not a Tensor
+    walk.backward(x * x, Tensor([1.0, 1.0], requires_grad=True))   # a gradient that needs a gradient
     h = x * x
     scaffolding.retain(h)
-    walk.backprop([h.sum()], [Tensor(1.0)])
-    assert len(calls) == 4
+    walk.backward(h.sum())
+    assert len(calls) == 6
     np.testing.assert_array_equal(h.grad.numpy(), [1.0, 1.0])
     del h
-    walk.backprop([(x * x).sum()], [Tensor(1.0)])
-    assert len(calls) == 4                                      # no feature in use: the lean walk
+    walk.backward((x * x).sum())
+    assert len(calls) == 6                                      # no feature in use: the lean walk
+
+
+@pytest.mark.parametrize("case", ["not a scalar", "wrong shape", "needs no grad"])
+def test_bad_calls_raise_the_plain_walks_errors(case):
+    def error(walker):
+        x = Tensor([1.0, 2.0], requires_grad=True)
+        out, g = {"not a scalar": (x * x, None), "wrong shape": (x * x, Tensor([1.0])),
+                  "needs no grad": (Tensor([1.0]).sum(), None)}[case]
+        with pytest.raises(Exception) as e:     # noqa: PT011 - the two walks must raise alike
+            walker(out, g)
+        return type(e.value), str(e.value)
+    assert error(plain_walk) == error(lean_walk)
 
 
 def test_backward_uses_the_lean_walk_while_the_fast_path_is_on():
     from tinygrad_like import composed
-    assert KERNELS["backprop"] is walk.backprop
+    assert KERNELS["backward"] is walk.backward
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     with composed():                                            # the plain walk: same answer
@@ -283,7 +335,7 @@ def test_double_backward_falls_back_and_matches():
         x = Tensor([0.5, -1.5], requires_grad=True, dtype=np.float64)
         (gx,) = autograd.grad((x * x * x).sum(), x, create_graph=True)
         out = gx.sum()
-        (walk.backprop if walker_is_lean else autograd.backprop)([out], [Tensor(np.float64(1.0))])
+        (walk.backward if walker_is_lean else autograd.backward)(out)
         results.append(x.grad.numpy())
     assert same_bits(*results)
     np.testing.assert_allclose(results[0], [6 * 0.5, 6 * -1.5])

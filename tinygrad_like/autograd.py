@@ -11,7 +11,7 @@ when its first gradient arrives, so no separate pass has to sort the graph befor
 `backprop` is the walk, in the textbook's four steps; `accumulate` and `into_leaf` are how gradients add
 up. What the library builds around the walk (grad()'s answers, retain_grad, anomaly checks, the drawings'
 last gradient, the step-through page, freeing the graph) is in scaffolding.py, called where the walk names
-it (`around.`). `seed` and `grad` start a walk: backward's and the functional form's.
+it (`around.`). `backward` (Tensor.backward's) and `grad` (the functional form) start a walk from `seed`.
 """
 from __future__ import annotations
 
@@ -111,9 +111,14 @@ def seed(out: Tensor, g, op: str, argument: str) -> Tensor:
                                f"(e.g. .sum()) or pass {argument}= with the same shape")
         return out._result(np.ones_like(out._data), None)
     g = g if hasattr(g, "_ctx") else out._result(np.asarray(g, dtype=out.dtype), None)   # a Tensor, or an array
-    if g.shape != out.shape:
+    if g._data.shape != out._data.shape:
         raise ValueError(f"{op}: gradient of shape {g.shape} does not match output of shape {out.shape}")
     return g
+
+
+def backward(out: Tensor, gradient=None, retain_graph=False, create_graph=False) -> None:
+    """Tensor.backward: d(out)/d(leaf) into every leaf's .grad, from `gradient` (None: 1 for a scalar out)."""
+    backprop([out], [seed(out, gradient, "backward", "gradient")], retain_graph or create_graph, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, allow_unused=False):

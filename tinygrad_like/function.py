@@ -124,20 +124,19 @@ class Function:
 
     @classmethod
     def apply(cls, *parents, **kwargs):
+        arrays, requires_grad = [], False
+        for p in parents:                   # one loop, not a comprehension: that is a function call of its own
+            arrays.append(p._data)
+            requires_grad = requires_grad or p.requires_grad
         fn = cls()
         try:
-            data = fn.forward(*[p._data for p in parents], **kwargs)
+            data = fn.forward(*arrays, **kwargs)
             if not isinstance(data, np.ndarray):
                 data = np.asarray(data)  # np.sum over all axes, or 0-d arithmetic, gives a numpy scalar
         except ValueError as e:
             shapes = " and ".join(str(p.shape) for p in parents)
             raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {shapes})") from None
-        requires_grad = False
-        if state.grad_enabled:
-            for p in parents:
-                if p.requires_grad:
-                    requires_grad = True
-                    break
+        requires_grad = requires_grad and state.grad_enabled
         if requires_grad:  # the options too, so draw_graph can rebuild a fused op's composite (dispatch.py)
             fn.parents, fn.scope, fn.options = parents, state.scope, kwargs
         if state.detect_anomaly:

@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from tinygrad_like import dispatch, dtypes, ops
-from tinygrad_like.autograd import backprop, seed
+from tinygrad_like.autograd import backward
 from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
 from tinygrad_like.elementwise_math import ElementwiseMathMixin
@@ -271,8 +271,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         afterwards unless `retain_graph` (its skeleton stays, for draw_graph); `create_graph` records
         the backward pass, for higher-order gradients.
         """
-        first = seed(self, gradient, "backward", "gradient")   # the walk: fast/walk.py's while the fast path is on
-        dispatch.kernel("backprop", backprop)([self], [first], retain_graph or create_graph, create_graph)
+        dispatch.kernel("backward", backward)(self, gradient, retain_graph, create_graph)   # fast/walk.py's if on
 
 
 Function.make_tensor = Tensor._result

@@ -6,7 +6,7 @@
 - memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
-- walk.py: the backward walk of a plain backward(), with no feature in use, in one function
+- walk.py: Tensor.backward's walk when no feature is in use, in one function, on arrays
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
   functions of four primitives (matmul on the pool, embedding rows, small powers, a value put where a mask says)
 
@@ -38,7 +38,7 @@ register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)
 register_kernel("keep_below", streams.keep_below)
-register_kernel("backprop", walk.backprop)
+register_kernel("backward", walk.backward)
 
 
 def enabled(on: bool | None = None):

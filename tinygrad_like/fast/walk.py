@@ -1,23 +1,22 @@
-"""The backward walk of a plain `backward()`, in one function, on arrays: autograd.backprop without what
-it does not need.
+"""Tensor.backward's walk when no feature is in use, in one function, on arrays: autograd.backprop without
+what it does not need.
 
 autograd.backprop reads as the idea: four steps, with accumulation, leaves and the library's scaffolding
 (grad()'s answers, retain_grad, anomaly checks, the drawings' last gradient, the step-through hook, freeing)
 each a call of its own, and every gradient a Tensor made by Tensor ops. On a small graph that bookkeeping is
-most of the cost: a 2x2 add's forward and backward spent more in it than in numpy. `backprop` here is the
-same walk for the case a training step runs, `loss.backward()` with no feature in use (one root; no
-retain_graph, create_graph or anomaly mode; no intermediate with retain_grad; a plain Tensor seed that
-needs no gradient). Without create_graph no gradient needs a graph, so it carries numpy arrays, and the
-rules of the commonest primitives (RULES) run on arrays: the same numpy calls, in the same order, as their
-Tensor rules in ops.py make through Function.apply. Any other op's rule runs as written, on a Tensor.
-The walk's order, the sums in that order, each leaf's .grad (kept without a copy exactly when the plain
-walk keeps it), the freed graph and its skeletons with their gradient norms, the errors on a freed or
-changed graph: all as in the plain walk, written inline in the same order, so gradients are the same bits
-(tests/test_lean_walk.py walks many graphs both ways and compares them). Any other call goes to
-autograd.backprop unchanged.
+most of the cost: a 2x2 add's forward and backward spent more in it than in numpy. `backward` here is the
+same walk for the case a training step runs, `loss.backward()` with no feature in use (no retain_graph,
+create_graph or anomaly mode, no intermediate with retain_grad, no gradient given that itself needs one).
+Without create_graph no gradient needs a graph, so it carries numpy arrays, and the rules of the commonest
+primitives (RULES) run on arrays: the same numpy calls, in the same order, as their Tensor rules in ops.py
+make through Function.apply. Any other op's rule runs as written, on a Tensor. The walk's order, the sums
+in that order, each leaf's .grad (kept without a copy exactly when the plain walk keeps it), the freed
+graph and its skeletons with their gradient norms, the errors on a freed or changed graph: all as in the
+plain walk, written inline, so gradients are the same bits (tests/test_lean_walk.py walks many graphs both
+ways and compares them). Any other call goes to autograd.backward unchanged.
 
-Tensor.backward picks it through dispatch.kernel("backprop", ...), so `composed()` and
-`fast.enabled(False)` run the plain walk; draw_graph and backprop_steps always call the plain one.
+Tensor.backward picks it through dispatch.kernel("backward", ...), so `composed()` and
+`fast.enabled(False)` run the plain walk; draw_graph, grad() and backprop_steps always call the plain one.
 """
 from __future__ import annotations
 
@@ -31,39 +30,39 @@ from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, fre
 from tinygrad_like.tensor import Tensor
 
 
-def backprop(roots, root_grads, retain_graph=False, create_graph=False) -> dict:
-    """autograd.backprop(roots, root_grads, retain_graph, create_graph) for backward(): the same gradients
-    in every leaf's .grad, the same graph freed, the same errors. Returns {} as the plain walk does
-    without `inputs`."""
-    first = root_grads[0] if len(roots) == 1 else None
-    if (type(first) is not Tensor or retain_graph or create_graph or first.requires_grad or scaffolding._retained
-            or state.detect_anomaly):
-        return autograd.backprop(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph)
-    root, make = roots[0], Tensor._result
-    g, dtype = first._data, root._data.dtype
-    handed_out = {id(g)}               # arrays the caller holds (kept alive by `first`): not a leaf's .grad
-    if g.dtype is not dtype and g.dtype != dtype:
-        g = g.astype(dtype)
-    grads = {root: g}                  # {tensor: its gradient so far, an array}
-    ready = [(-root._tape_index, -id(root), root)]
+def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None:
+    """autograd.backward(out, gradient, retain_graph, create_graph): the same gradients in every leaf's
+    .grad, the same graph freed, the same errors. Anything but a Tensor.backward() with no feature in use,
+    a plain Tensor `gradient` of out's shape (or none, for a one-number out), goes to autograd.backward.
+
+    The heap holds the tensors made by ops; a leaf waits in `leaves` and gets its .grad after the walk
+    (nothing in the walk reads a leaf's .grad, and a leaf's gradient is complete once every op has been
+    walked). When a rule raises, the leaves the plain walk would have finished by then (those newer than
+    the node that raised) are finished first."""
+    if retain_graph or create_graph or not out.requires_grad or scaffolding._retained or state.detect_anomaly:
+        return autograd.backward(out, gradient, retain_graph, create_graph)
+    if gradient is None and out._data.size == 1:
+        given = np.ones_like(out._data)        # as autograd.seed
+    elif type(gradient) is Tensor and not gradient.requires_grad and gradient._data.shape == out._data.shape:
+        given = gradient._data                 # the caller's: copied into a leaf's .grad, never kept
+    else:
+        return autograd.backward(out, gradient, retain_graph, create_graph)
+    dtype = out._data.dtype
+    g = given if given.dtype is dtype or given.dtype == dtype else given.astype(dtype)
+    grads = {out: g}                   # {tensor: its gradient so far, an array}
+    ready, leaves = [], []             # the heap of tensors made by ops (newest first); the leaves reached
+    if out._ctx is None:
+        leaves.append(out)
+    else:
+        ready.append((-out._tape_index, -id(out), out))
     skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
     pop, push, rules = heapq.heappop, heapq.heappush, RULES
-    recording = None                   # the caller's grad mode, once a Tensor rule needs it off
+    recording = node = None            # the caller's grad mode, once a Tensor rule needs it off
     try:
         while ready:
             node = pop(ready)[-1]
             g = grads.pop(node)
             ctx = node._ctx
-            if ctx is None:            # a leaf: autograd.into_leaf
-                if g is None:
-                    continue
-                if node.grad is None:
-                    own = id(g) not in handed_out and g.flags.owndata and g.flags.writeable
-                    node.grad = make(g if own else g.copy(), None)
-                    handed_out.add(id(g))
-                else:
-                    node.grad = make(_array(node.grad._data + g), None)
-                continue
             if ctx.freed:              # scaffolding.Around.before_rule
                 freed_error(ctx)
             parents = ctx.parents
@@ -82,7 +81,7 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False) -> dict:
                 if pgs is None:        # the op's own rule, on Tensors, recording no graph
                     if recording is None:
                         recording, state.grad_enabled = state.grad_enabled, False
-                    pgs = ctx.backward(make(g, None), node)
+                    pgs = ctx.backward(Tensor._result(g, None), node)
                     pgs = tuple(pg if pg is None else pg._data for pg in (pgs if isinstance(pgs, tuple) else (pgs,)))
             kept_parents = []          # scaffolding.free
             for p in parents:
@@ -103,14 +102,54 @@ def backprop(roots, root_grads, retain_graph=False, create_graph=False) -> dict:
                         pg = pg.astype(dtype)
                 if parent not in grads:
                     grads[parent] = pg
-                    push(ready, (-parent._tape_index, -id(parent), parent))
+                    if parent._ctx is None:
+                        leaves.append(parent)
+                    else:
+                        push(ready, (-parent._tape_index, -id(parent), parent))
                 elif pg is not None:
                     before = grads[parent]
                     grads[parent] = pg if before is None else _array(before + pg)
+    except BaseException:
+        if node is not None:           # the leaves the plain walk's heap gave before `node`
+            newer = (node._tape_index, id(node))
+            _into_leaves([t for t in leaves if (t._tape_index, id(t)) > newer], grads, id(given))
+        raise
     finally:
         if recording is not None:
             state.grad_enabled = recording
-    return {}
+    _into_leaves(leaves, grads, id(given))
+
+
+def _into_leaves(leaves: list, grads: dict, callers: int) -> None:
+    """autograd.into_leaf for each leaf: its gradient added into .grad, or kept as it is when it owns its
+    memory, is writable and is not the caller's (`callers`: its id), else copied. The plain walk lets the
+    first leaf its heap gives (newest first: highest (tape index, id)) keep an array that several leaves
+    receive, the others copy it; here, in the order the leaves were reached, a leaf that comes before the
+    array's holder in that order takes it over and the holder gets the copy."""
+    make = Tensor._result
+    holders = {}                       # {id(array): the leaf whose .grad is that array}
+    for node in leaves:
+        g = grads.pop(node)
+        if g is None:
+            continue
+        if node.grad is not None:
+            node.grad = make(_array(node.grad._data + g), None)
+            continue
+        if id(g) == callers:
+            node.grad = make(g.copy(), None)
+            continue
+        flags = g.flags
+        if not (flags.owndata and flags.writeable):
+            node.grad = make(g.copy(), None)
+            continue
+        holder = holders.get(id(g))
+        if holder is None:
+            holders[id(g)] = node
+            node.grad = make(g, None)
+        elif (node._tape_index, id(node)) > (holder._tape_index, id(holder)):
+            holder.grad, node.grad, holders[id(g)] = make(g.copy(), None), make(g, None), node
+        else:
+            node.grad = make(g.copy(), None)
 
 
 # ---------------------------------------------------------------- the commonest rules, on arrays
