@@ -101,6 +101,12 @@ GRAPHS = {
     "cross-entropy": (lambda a: a.sparse_categorical_crossentropy(np.array([0, 2, 1])), [(3, 4)]),
     "zero-dimensional": (lambda a, b: (a * b - b + a.exp() * a.tanh() - a.sigmoid()).sum(), [(), ()]),
     "float64": (lambda a, b: ((a * b).tanh() + a / b).sum(), [(3,), (3,)]),
+    "division, broadcast": (lambda a, b, c: (a / (b * b + 1.0) + c / a - (a / c).exp()).sum(), [(3, 4), (4,), (3, 1)]),
+    "rows of a table, repeated": (lambda w, x: (w[np.array([[0, 2], [2, 2]])] * x).sum() + w[1].sum(),
+                                  [(4, 3), (2, 2, 3)]),
+    "cat on every axis, permutes": (
+        lambda a, b: (Tensor.cat([a, b], dim=2).permute(2, 0, 1).sum(axis=0) * Tensor.cat([a, a], dim=-3).sum(axis=2)
+                      + Tensor.cat([b, b], dim=1).permute(1, 2, 0).sum()).sum(), [(1, 2, 3), (1, 2, 2)]),
 }
 
 

@@ -57,7 +57,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
         ready.append((-out._tape_index, -id(out), out))
     skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
     pop, push, rules = heapq.heappop, heapq.heappush, RULES
-    recording = node = None            # the caller's grad mode, once a Tensor rule needs it off
+    recording = node = failed = None   # the caller's grad mode, once a Tensor rule needs it off; an error
     try:
         while ready:
             node = pop(ready)[-1]
@@ -109,47 +109,37 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                 elif pg is not None:
                     before = grads[parent]
                     grads[parent] = pg if before is None else _array(before + pg)
-    except BaseException:
-        if node is not None:           # the leaves the plain walk's heap gave before `node`
-            newer = (node._tape_index, id(node))
-            _into_leaves([t for t in leaves if (t._tape_index, id(t)) > newer], grads, id(given))
-        raise
+    except BaseException as error:     # the leaves the plain walk's heap gave before `node` get their .grad
+        failed, newer = error, (-1, 0) if node is None else (node._tape_index, id(node))
+        leaves = [t for t in leaves if (t._tape_index, id(t)) > newer]
     finally:
         if recording is not None:
             state.grad_enabled = recording
-    _into_leaves(leaves, grads, id(given))
-
-
-def _into_leaves(leaves: list, grads: dict, callers: int) -> None:
-    """autograd.into_leaf for each leaf: its gradient added into .grad, or kept as it is when it owns its
-    memory, is writable and is not the caller's (`callers`: its id), else copied. The plain walk lets the
-    first leaf its heap gives (newest first: highest (tape index, id)) keep an array that several leaves
-    receive, the others copy it; here, in the order the leaves were reached, a leaf that comes before the
-    array's holder in that order takes it over and the holder gets the copy."""
-    make = Tensor._result
-    holders = {}                       # {id(array): the leaf whose .grad is that array}
+    make, callers, holders = Tensor._result, id(given), {}   # autograd.into_leaf, for each leaf
     for node in leaves:
         g = grads.pop(node)
         if g is None:
             continue
         if node.grad is not None:
             node.grad = make(_array(node.grad._data + g), None)
-            continue
-        if id(g) == callers:
+        elif id(g) == callers:         # the caller's gradient: copied
             node.grad = make(g.copy(), None)
-            continue
-        flags = g.flags
-        if not (flags.owndata and flags.writeable):
+        elif not (g.flags.owndata and g.flags.writeable):   # a view, or read-only: copied
             node.grad = make(g.copy(), None)
-            continue
-        holder = holders.get(id(g))
-        if holder is None:
-            holders[id(g)] = node
-            node.grad = make(g, None)
-        elif (node._tape_index, id(node)) > (holder._tape_index, id(holder)):
-            holder.grad, node.grad, holders[id(g)] = make(g.copy(), None), make(g, None), node
-        else:
-            node.grad = make(g.copy(), None)
+        else:                          # kept by the leaf the plain walk's heap gives first, copied by the others
+            holder = holders.get(id(g))
+            if holder is None:
+                holders[id(g)] = node
+                node.grad = make(g, None)
+            elif (node._tape_index, id(node)) > (holder._tape_index, id(holder)):
+                holder.grad, node.grad, holders[id(g)] = make(g.copy(), None), make(g, None), node
+            else:
+                node.grad = make(g.copy(), None)
+    if failed is not None:
+        try:
+            raise failed
+        finally:
+            failed = None              # no cycle through this frame
 
 
 # ---------------------------------------------------------------- the commonest rules, on arrays
@@ -241,5 +231,31 @@ def _clone(ctx, g, out):
     return (g,)
 
 
+def _div(ctx, g, out):                                   # gx = grad / y; (gx, -gx * out), unbroadcast
+    x, y = ctx.parents
+    if x._data.dtype != g.dtype or y._data.dtype != g.dtype:
+        return None
+    gx = _array(g / y._data)
+    return (_unbroadcast(gx, x._data.shape) if x.requires_grad else None,
+            _unbroadcast(_array(_array(-gx) * out._data), y._data.shape) if y.requires_grad else None)
+
+
+def _permute(ctx, g, out):                               # grad.permute(inverse order)
+    return (np.transpose(g, tuple(o % g.ndim for o in np.argsort(ctx.order).tolist())),)
+
+
+def _getitem(ctx, g, out):                               # ScatterAdd.apply(grad, shape, index)
+    return (_array(ops.ScatterAdd().forward(g, shape=ctx.parents[0]._data.shape, index=ctx.index)),)
+
+
+def _cat(ctx, g, out):                                   # each input's slice of grad
+    grads, start, lead = [], 0, (slice(None),) * (ctx.axis % g.ndim)
+    for p, n in zip(ctx.parents, ctx.sizes):
+        grads.append(g[lead + (slice(start, start + n),)] if p.requires_grad else None)
+        start += n
+    return tuple(grads)
+
+
 RULES = {ops.Add: _add, ops.Sub: _sub, ops.Mul: _mul, ops.Neg: _neg, ops.Exp: _exp, ops.Tanh: _tanh,
-         ops.Sigmoid: _sigmoid, ops.Sum: _sum, ops.Reshape: _reshape_rule, ops.Expand: _expand, ops.Clone: _clone}
+         ops.Sigmoid: _sigmoid, ops.Sum: _sum, ops.Reshape: _reshape_rule, ops.Expand: _expand, ops.Clone: _clone,
+         ops.Div: _div, ops.Permute: _permute, ops.Getitem: _getitem, ops.Cat: _cat}
