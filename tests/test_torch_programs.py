@@ -312,6 +312,27 @@ def test_threads_and_print_options(monkeypatch):
         torch.set_printoptions(profile="long")
 
 
+
+@pytest.mark.parametrize("setting, tuned", [(None, 1), ("0", 0)])
+def test_set_num_threads_takes_the_engines_allocator_setting(monkeypatch, setting, tuned):
+    # the engine tunes glibc's allocator with the thread count it picks at the first product; a count set
+    # beforehand skips that, so torch.set_num_threads (a PyTorch program knows nothing of the engine's
+    # allocator) takes it itself, unless TINYGRAD_LIKE_TUNE_MALLOC=0 turns it off
+    from tinygrad_like.fast import memory, pool
+    calls = []
+    monkeypatch.setattr(memory, "tune_malloc", lambda *args: calls.append(args) or True)
+    if setting is None:
+        monkeypatch.delenv("TINYGRAD_LIKE_TUNE_MALLOC", raising=False)
+    else:
+        monkeypatch.setenv("TINYGRAD_LIKE_TUNE_MALLOC", setting)
+    before = pool.get_num_threads()
+    try:
+        torch.set_num_threads(before)
+        assert torch.get_num_threads() == before
+    finally:
+        torch.set_num_threads(before)
+    assert len(calls) == 2 * tuned
+
 def test_leaky_relu_and_normalize_by_hand():
     x = torch.tensor([[-2.0, 0.0, 3.0]], dtype=torch.float64, requires_grad=True)
     assert F.leaky_relu(x, 0.1).tolist() == [[-0.2, 0.0, 3.0]] and nn.LeakyReLU(0.1)(x).tolist() == [[-0.2, 0.0, 3.0]]

@@ -52,12 +52,16 @@ _busy = threading.Lock()  # held while run() has the workers: a second caller (o
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: int, allocator: bool = False) -> None:
     """Run shared-out numpy work (products, attention, GELU) on n threads; 1 runs it inline and leaves numpy's
-    BLAS its own threads. Overrides TINYGRAD_LIKE_NUM_THREADS and the default (every usable core)."""
+    BLAS its own threads. Overrides TINYGRAD_LIKE_NUM_THREADS and the default (every usable core).
+    allocator=True takes the default allocator setting too (memory.tune_malloc_by_default), which the first
+    op that shares out work takes only when no count was set before it (chosen())."""
     global _threads, _blas_hold
     if int(n) < 1:
         raise ValueError(f"set_num_threads: need n >= 1, got {n}")
+    if allocator:
+        tune_malloc_by_default()
     if _workers and int(n) != _threads:               # a pool of the new size on next use
         with _busy:
             for worker in _workers:

@@ -136,8 +136,13 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def set_num_threads(n: int) -> None:
-    """The engine's thread pool (products, attention, the fast kernels) runs on n threads (tinygrad_like's)."""
-    tinygrad_like.set_num_threads(n)
+    """The engine's thread pool (products, attention, the fast kernels) runs on n threads (tinygrad_like's),
+    and the engine's default allocator setting comes with it (fast/memory.tune_malloc_by_default; off with
+    TINYGRAD_LIKE_TUNE_MALLOC=0). The engine takes that setting with the thread count it picks itself, at the
+    first product; a thread count set beforehand skips it, and a PyTorch program that calls
+    torch.set_num_threads knows nothing of the engine's allocator, so without this its large temporary
+    arrays would go back to the OS and come back as fresh pages at every step."""
+    tinygrad_like.set_num_threads(n, allocator=True)
 
 
 def get_num_threads() -> int:
