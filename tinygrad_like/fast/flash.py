@@ -291,7 +291,10 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, no
     vT = _transposed(v, q.shape[-2])
     g_s = g * scale                                                               # g', contiguous
     D = np.vecdot(g_s, out)[..., None]                                            # D' = Σ g'⊙out per row
-    dk_sum, dv_sum = np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype)   # summed over query tiles
+    # one tile of all the keys (the usual case up to T of a few hundred): dk and dv are made at once, in place;
+    # else summed over the query tiles
+    whole = len(tiles) == 1 and len(tiles[0][1]) == 1 and tiles[0][1][0][:2] == (0, k.shape[-2])
+    dk_sum, dv_sum = (dk, dv) if whole else (np.zeros(dk.shape, dk.dtype), np.zeros(dv.shape, dv.dtype))
     for (a, b), spans in tiles:
         gt, g_st, qt = g[..., a:b, :], g_s[..., a:b, :], q[..., a:b, :]
         if not spans:
@@ -305,13 +308,25 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, no
                                                lse[..., a:b, :], ds, D[..., a:b, :])   # p; ds' = ds·scale
             if noise is not None:
                 p *= noise[..., a:b, start:stop]                                  # the weights v saw
-            dv_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(p, -1, -2), gt), dv.shape)
-            dk_sum[..., start:stop, :] += _sum_to(np.matmul(np.swapaxes(ds, -1, -2), qt), dk.shape)
+            _add_product(dv_sum[..., start:stop, :], np.swapaxes(p, -1, -2), gt, whole)       # dv += pᵀ g
+            _add_product(dk_sum[..., start:stop, :], np.swapaxes(ds, -1, -2), qt, whole)      # dk += ds'ᵀ q
             if start == spans[0][0]:
                 np.matmul(ds, k[..., start:stop, :], out=dq[..., a:b, :])
             else:
                 dq[..., a:b, :] += np.matmul(ds, k[..., start:stop, :])
-    dk[...], dv[...] = dk_sum, dv_sum
+    if not whole:
+        dk[...], dv[...] = dk_sum, dv_sum
+
+
+def _add_product(total: np.ndarray, a: np.ndarray, b: np.ndarray, first: bool) -> None:
+    """total += a @ b, summed over the axes where total has 1 (`_sum_to`); total = a @ b when `first`,
+    written straight into total where no axis needs summing."""
+    if first and np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) == total.shape[:-2]:
+        np.matmul(a, b, out=total)
+    elif first:
+        total[...] = _sum_to(np.matmul(a, b), total.shape)
+    else:
+        total += _sum_to(np.matmul(a, b), total.shape)
 
 
 def tile_softmax_backward(s, mask, lse, dp, D) -> None:
