@@ -54,7 +54,14 @@ def test_bench_train_runs_ours_in_a_worker_process(tune):
                                         "--no-torch", "--threads", "1"] + tune)
     row = summary["tiny"]["ours"]
     assert row["threads"] in ("1, BLAS 1", "1, BLAS None")                  # the pool's threads, BLAS's
-    assert row["ms"] > 0 and row["tok_s"] > 0 and row["maxrss_mb"] > 0 and 0 < row["mfu"] < 1
+    assert row["ms"] > 0 and row["tok_s"] > 0 and row["maxrss_mb"] > 0 and row["peak_gflops"] > 0
+    # MFU: model flops per second over numpy's matmul peak, measured in the worker at another moment than
+    # the steps, so under load it can exceed 1; the test checks it against tokens/s and the peak instead
+    from models.arithmetic import flops_per_token
+    from models.gpt import GPTConfig
+    bench = load("bench_train")
+    config = GPTConfig(**{k: v for k, v in bench.CONFIGS["tiny"].items() if k != "batch"})
+    assert row["mfu"] == pytest.approx(flops_per_token(config) * row["tok_s"] / (row["peak_gflops"] * 1e9))
 
 
 def test_bench_threads_times_each_kind_on_one_and_two_threads_and_estimates_more():
