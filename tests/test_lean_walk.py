@@ -356,3 +356,47 @@ def test_the_walk_restores_grad_mode():
         y = Tensor([1.0], requires_grad=True)
         h = y * 1.0
     assert not h.requires_grad
+
+
+# ---------------------------------------------------------------- a split's slices added in place
+
+SLICES = {
+    "split in three on the last axis (q, k, v)": (lambda x: [x[..., 0:4], x[..., 4:8], x[..., 8:12]], (2, 3, 12)),
+    "overlapping slices": (lambda x: [x[:, 0:3], x[:, 1:4], x[:, 2:]], (3, 5)),
+    "ints, None and Ellipsis": (lambda x: [x[0], x[1, None], x[..., 2], x[2, 3]], (4, 4)),
+    "the same slice twice": (lambda x: [x[1:3], x[1:3], x[::2]], (6,)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(SLICES))
+def test_slices_of_one_tensor_get_the_plain_walks_bits(name, dtype):
+    """Slices of an intermediate (its gradient the walk's own array) and of a leaf, each multiplied by
+    constants holding -0.0, so the slices' gradients hold -0.0 (the plain sum turns those outside a later
+    slice into +0.0, and the in-place sum must too)."""
+    take, shape = SLICES[name]
+    constants = []
+    for part in take(np.zeros(shape)) * 2:
+        c = RNG.standard_normal(np.shape(part)).astype(dtype)
+        c.reshape(-1)[::2] = -0.0
+        constants.append(c)
+
+    def build(x):
+        parts = take(x * 1.0) + take(x)
+        return sum((p * Tensor(c)).sum() for p, c in zip(parts, constants)), [x]
+    grads, _, _ = assert_same(build, [RNG.standard_normal(shape).astype(dtype)])
+    assert (grads[0] == 0).any()
+
+
+def test_split_gradients_are_added_into_the_walks_own_array(monkeypatch):
+    """The first slice's gradient is a fresh array of x's shape; the others are added into it, so no second
+    zero array is made (the plain walk makes one per slice)."""
+    made = []
+    zeros = np.zeros
+    monkeypatch.setattr("tinygrad_like.ops.np.zeros", lambda *a, **k: made.append(a[0]) or zeros(*a, **k))
+    x = Tensor(RNG.standard_normal((2, 3, 12)).astype(np.float32), requires_grad=True)
+    q, k, v = (x * 2.0).split(4, dim=-1)
+    walk.backward((q * k).sum() + v.sum())
+    assert made.count((2, 3, 12)) == 1
+    expected = np.concatenate([k.numpy(), q.numpy(), np.ones((2, 3, 4), np.float32)], axis=-1) * 2
+    assert np.array_equal(x.grad.numpy(), expected)

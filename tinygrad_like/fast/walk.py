@@ -56,12 +56,15 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
     else:
         ready.append((-out._tape_index, -id(out), out))
     skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
+    owned = {}                         # {tensor: its gradient so far} where the walk made that array and
+                                       # nobody else holds it: a slice's gradient may be added into it
     pop, push, rules = heapq.heappop, heapq.heappush, RULES
     recording = node = failed = None   # the caller's grad mode, once a Tensor rule needs it off; an error
     try:
         while ready:
             node = pop(ready)[-1]
             g = grads.pop(node)
+            owned.pop(node, None)      # handed to the rules now, which may share it
             ctx = node._ctx
             if ctx.freed:              # scaffolding.Around.before_rule
                 freed_error(ctx)
@@ -70,6 +73,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
             for p in parents:
                 if p._tape_index > index:
                     changed_error(ctx, p)
+            fresh = False              # the parents' gradients: new arrays of their shapes (a slice's)
             if g is None:
                 pgs = (None,) * len(parents)
             else:
@@ -77,7 +81,11 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                 if kept is not None and g.size <= NORM_AT_MOST:
                     kept.grad_norm = norm(g)
                 rule = rules.get(type(ctx))
-                pgs = rule(ctx, g, node) if rule is not None else None
+                if rule is _getitem and _into_owned(ctx, g, grads, owned):
+                    pgs = (None,)              # added into the parent's gradient already
+                else:
+                    fresh = rule is _getitem
+                    pgs = rule(ctx, g, node) if rule is not None else None
                 if pgs is None:        # the op's own rule, on Tensors, recording no graph
                     if recording is None:
                         recording, state.grad_enabled = state.grad_enabled, False
@@ -102,6 +110,8 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                         pg = pg.astype(dtype)
                 if parent not in grads:
                     grads[parent] = pg
+                    if fresh and pg is not None:
+                        owned[parent] = pg
                     if parent._ctx is None:
                         leaves.append(parent)
                     else:
@@ -109,6 +119,8 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                 elif pg is not None:
                     before = grads[parent]
                     grads[parent] = pg if before is None else _array(before + pg)
+                    if before is not None:
+                        owned[parent] = grads[parent]
     except BaseException as error:     # the leaves the plain walk's heap gave before `node` get their .grad
         failed, newer = error, (-1, 0) if node is None else (node._tape_index, id(node))
         leaves = [t for t in leaves if (t._tape_index, id(t)) > newer]
@@ -246,6 +258,21 @@ def _permute(ctx, g, out):                               # grad.permute(inverse 
 
 def _getitem(ctx, g, out):                               # ScatterAdd.apply(grad, shape, index)
     return (_array(ops.ScatterAdd().forward(g, shape=ctx.parents[0]._data.shape, index=ctx.index)),)
+
+
+def _into_owned(ctx, g, grads, owned) -> bool:
+    """A slice's gradient added into its parent's gradient in place, when the walk owns that array and the
+    index is basic (a split's q, k, v): the plain walk's `before + ScatterAdd(g)` without the zero array or
+    the new sum. The same bits: outside the slice the plain sum adds 0.0 (which turns -0.0 into +0.0), so
+    the whole array gets + 0.0 first; inside, before[index] + g as the plain sum computes it."""
+    parent = ctx.parents[0]
+    before = owned.get(parent)
+    if before is None or before is not grads.get(parent) or before.dtype != g.dtype or not ops._is_basic(ctx.index):
+        return False
+    inside = before[ctx.index] + g
+    np.add(before, before.dtype.type(0), out=before)
+    before[ctx.index] = inside
+    return True
 
 
 def _cat(ctx, g, out):                                   # each input's slice of grad
