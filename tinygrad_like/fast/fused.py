@@ -92,11 +92,14 @@ class Linear(Fused):
 
 def _linear_grads(g, x, w, need):
     """(dx, dW, db)[:len(need)], None where need says no. Of numpy arrays needing both dx and dW, the
-    products run side by side, each whole on one thread of the pool (pool.each: one hand-over, where
-    sharing out each product's rows would take two), and db on whichever thread is free first; else
-    each product shares out its own rows (`product`)."""
+    products run side by side, each whole on one thread (pool.products on the C threads, then db; else
+    pool.each on the pool's threads, db on whichever is free first: one hand-over, where sharing out
+    each product's rows would take two); else each product shares out its own rows (`product`)."""
     g, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])           # (rows, out), (rows, in)
     side_by_side = isinstance(g, np.ndarray) and need[0] and need[1]
+    both = pool.products([(g, w), (g.T, x2)], 4 * g.size * x2.shape[-1]) if side_by_side else None
+    if both is not None:                                                      # dx and dW at once on C threads
+        return (both[0].reshape(x.shape), both[1], rows_sum(g) if len(need) > 2 and need[2] else None)[:len(need)]
     mm = np.matmul if side_by_side else product
     jobs = [lambda: mm(g, w).reshape(x.shape),                                # dx = g W
             lambda: mm(g.T, x2),                                              # dW = gᵀ x

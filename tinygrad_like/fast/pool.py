@@ -4,7 +4,10 @@
 own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
 attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
 (`run_in_runs`); `each(jobs, flops)` runs independent jobs side by side (Linear's dx and dW products).
-The pool's threads sleep on a lock each between runs (`_Worker`).
+The pool's threads sleep on a lock each between runs (`_Worker`). Products have a second pool
+beside this one (spin_pool.py): C threads that take rows of a product without Python and the GIL,
+and spin a while between products before they sleep, so that handing work over costs little enough to
+share out products far smaller than MIN_FLOPS; this pool is the plain path and the fallback.
 
 While the pool has more than one thread, numpy's BLAS is held to one thread (threadpoolctl), so the pool is
 the only source of threads: BLAS's own threads would otherwise stay awake between products, spinning on the
@@ -26,6 +29,7 @@ import threading
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from tinygrad_like.fast import spin_pool
 from tinygrad_like.fast.memory import tune_malloc_by_default
 
 
@@ -67,6 +71,8 @@ def set_num_threads(n: int, allocator: bool = False) -> None:
             for worker in _workers:
                 worker.stop()
             _workers.clear()
+    if spin_pool.configured() not in (-1, int(n) - 1):  # the C threads too (none at 1)
+        spin_pool.configure(int(n) - 1)
     if int(n) == 1 and _blas_hold is not None:        # BLAS back to the threads it had
         _blas_hold.restore_original_limits()
         _blas_hold = None
@@ -218,12 +224,18 @@ def _hold_blas() -> None:
 def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.ndarray:
     """a @ b (+ add) for a (..., n, k) and b (k, m), or stacks a (s, ..., n, k) and b (s, ..., k, m) of the same
     leading shape (attention's heads): numpy's product, with the rows of a (or, for two stacks, the stacks
-    along their first axis) shared out among the pool's threads when the product has
-    at least MIN_FLOPS; each thread writes its own rows of the result, and adds `add` (a bias, broadcast
-    over rows) to them while they are still in its cache, instead of one more pass over the whole output
-    after. Other shapes: np.matmul, then the add."""
+    along their first axis) shared out among the pool's threads; each thread writes its own rows of the
+    result, and adds `add` (a bias, broadcast over rows) to them while they are still in its cache,
+    instead of one more pass over the whole output after. Rows of a product of at least
+    spin_pool.MIN_FLOPS go to the C threads (spin_pool.py) when they can take it; else a product of at
+    least MIN_FLOPS goes to this pool's threads. Other shapes: np.matmul, then the add."""
     n = chosen()
-    if n > 1 and a.ndim >= 2 and b.ndim >= 2 and 2 * a.size * b.shape[-1] >= MIN_FLOPS:
+    flops = 2 * a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0   # 0: empty, np.matmul's
+    if n > 1 and flops and flops >= spin_pool.MIN_FLOPS and b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):
+        out = spin_pool.matmul(a.reshape(-1, a.shape[-1]), b, add, n - 1)       # C threads: None if it can't
+        if out is not None:
+            return out.reshape(*a.shape[:-1], b.shape[-1])
+    if n > 1 and flops and flops >= MIN_FLOPS:
         if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])
             out = np.empty((rows.shape[0], b.shape[-1]), np.result_type(a, b))
@@ -249,6 +261,19 @@ def _share_rows(a, b, out, n: int, add=None) -> None:
         if add is not None:
             np.add(out[lo:hi], add, out=out[lo:hi])
     run(part, range(n))
+
+
+def products(pairs, flops: int):
+    """[a @ b for a, b in pairs] for two independent products (a backward pass's dx and dW) at once, the
+    first on the calling thread and the second on a C thread (spin_pool.matmul_pair), when the pool has
+    more than one thread, together they do at least spin_pool.MIN_FLOPS and the C threads can take them;
+    else None (then each() runs them on this pool's threads)."""
+    n = chosen()
+    if n < 2 or len(pairs) != 2 or flops < spin_pool.MIN_FLOPS:
+        return None
+    (a1, b1), (a2, b2) = pairs
+    both = spin_pool.matmul_pair(a1, b1, a2, b2, n - 1)
+    return None if both is None else list(both)
 
 
 def each(jobs, flops: int) -> list:

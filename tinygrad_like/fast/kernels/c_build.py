@@ -1,5 +1,5 @@
 """rows.c and attention.c (with exp.h) built with the system's C compiler at first use into one library, cached on disk,
-and loaded through ctypes.
+and loaded through ctypes (`load` builds and loads other libraries the same way: spin_pool.c).
 
 The library goes to a cache directory (TINYGRAD_LIKE_CACHE_DIR, else $XDG_CACHE_HOME/tinygrad_like or
 ~/.cache/tinygrad_like), named by a hash of everything that shapes it: the sources, the compiler's
@@ -52,21 +52,22 @@ def _cpu() -> str:
     return "\n".join(ln for ln in text.splitlines() if ln.startswith(("model name", "flags", "Features")))
 
 
-def library_path(cc: str) -> Path:
+def library_path(cc: str, stem="kernels", sources=SOURCES, headers=HEADERS, flags=FLAGS, libs=LIBS) -> Path:
+    """Where the library `stem` built from these sources with these flags lives in the cache."""
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    shaped_by = [*(f.read_text() for f in SOURCES + HEADERS), version, " ".join(FLAGS + LIBS), _cpu()]
-    return cache_dir() / f"kernels-{hashlib.sha256(chr(0).join(shaped_by).encode()).hexdigest()[:16]}.so"
+    shaped_by = [*(f.read_text() for f in sources + headers), version, " ".join(flags + libs), _cpu()]
+    return cache_dir() / f"{stem}-{hashlib.sha256(chr(0).join(shaped_by).encode()).hexdigest()[:16]}.so"
 
 
-def build(cc: str, target: Path) -> None:
+def build(cc: str, target: Path, sources=SOURCES, flags=FLAGS, libs=LIBS) -> None:
     """Compile the sources into `target`, atomically (a temporary file in the same directory, renamed)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
     os.close(fd)
     try:
-        done = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", tmp, *LIBS], capture_output=True, text=True)
+        done = subprocess.run([cc, *flags, *map(str, sources), "-o", tmp, *libs], capture_output=True, text=True)
         if done.returncode:
-            raise OSError(f"{cc} failed on {' and '.join(f.name for f in SOURCES)}: {done.stderr.strip()[-500:]}")
+            raise OSError(f"{cc} failed on {' and '.join(f.name for f in sources)}: {done.stderr.strip()[-500:]}")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -88,13 +89,18 @@ def library() -> ctypes.CDLL | None:
         _failure = "no C compiler found (set CC, or install gcc)"
         return None
     try:
-        path = library_path(cc)
-        if not path.exists():
-            build(cc, path)
-        return ctypes.CDLL(str(path))
+        return load(cc)
     except OSError as error:
         _failure = str(error)
         return None
+
+
+def load(cc: str, stem="kernels", sources=SOURCES, headers=HEADERS, flags=FLAGS, libs=LIBS) -> ctypes.CDLL:
+    """The library `stem` from the cache, built first if it is not there; OSError when that fails."""
+    path = library_path(cc, stem, sources, headers, flags, libs)
+    if not path.exists():
+        build(cc, path, sources, flags, libs)
+    return ctypes.CDLL(str(path))
 
 
 def reason() -> str | None:

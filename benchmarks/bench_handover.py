@@ -1,0 +1,155 @@
+"""What handing a product to a second thread costs, on the Python pool and on the C threads, and what it buys
+at the real programs' sizes.
+
+    python benchmarks/bench_handover.py [--rounds 5] [--repeats 200]       # prints; records nothing
+
+1. Hand-over: a run of two empty items on the Python pool (pool.run), and a product too small to be
+   work, (4, 1) @ (1, 2), on the C threads (spin_pool.matmul: the caller posts 2 rows, does its 2,
+   waits), against the same call with no worker (the ctypes call alone). Back to back (the worker
+   still spinning or just asleep) and after 2 ms idle (the worker asleep on its futex or lock; on a VM
+   whose idle cores halt, the core too).
+2. Products (float32) at the programs' sizes: Linear forward rows @ Wᵀ and the backward's dx = g W,
+   dW = gᵀ x of nanoGPT (768 rows, 128 wide), minGPT's sort demo (704 rows, 48 wide) and makemore's
+   transformer (512 rows, 64 wide), on 1 thread (numpy), on 2 threads of the Python pool (its
+   threshold set to 0) and on 2 with the C threads; and the backward's dx and dW pair side by side
+   (pool.each on the Python pool, pool.products on the C threads).
+3. Where sharing out starts to pay: (rows, 64) @ (64, 64) on 1 thread and on the C threads.
+Every figure is the median of `--rounds` rounds, the variants alternated within each round.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from machine import blas_limit, machine_line  # noqa: E402
+from tinygrad_like.fast import pool, spin_pool  # noqa: E402
+
+PROGRAMS = {"nanoGPT": (768, 128, [384, 128, 512]), "sort": (704, 48, [144, 48, 192]),
+            "makemore transformer": (512, 64, [192, 64, 256])}  # rows, width, Linear outputs
+
+
+def per_call_us(fn, repeats: int, idle: float = 0.0) -> float:
+    """Median time of fn() in microseconds, `idle` seconds of sleep before each call."""
+    times = []
+    for _ in range(repeats):
+        if idle:
+            time.sleep(idle)
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+class Variant:
+    """One way to run products: 1 thread, the Python pool at 2 threads, or the C threads at 2."""
+
+    def __init__(self, name, threads, python_min_flops, spin_min_flops):
+        self.name, self.threads, self.python, self.spin = name, threads, python_min_flops, spin_min_flops
+
+    def __enter__(self):
+        self.saved = pool.MIN_FLOPS, spin_pool.MIN_FLOPS
+        pool.MIN_FLOPS, spin_pool.MIN_FLOPS = self.python, self.spin
+        pool.set_num_threads(self.threads)
+        self.blas = blas_limit(1)           # on 1 thread too: BLAS's own threads would spin into the next variant
+        self.blas.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.blas.__exit__(*exc)
+        pool.MIN_FLOPS, spin_pool.MIN_FLOPS = self.saved
+
+
+NEVER = 1 << 62
+VARIANTS = [Variant("1 thread", 1, NEVER, NEVER), Variant("Python pool 2", 2, 0, NEVER),
+            Variant("C threads 2", 2, NEVER, 0)]
+
+
+def rounds_of(measure, variants, rounds):
+    """{variant name: median over rounds of measure()} with the variants alternated in each round."""
+    times = {v.name: [] for v in variants}
+    for _ in range(rounds):
+        for v in variants:
+            with v:
+                times[v.name].append(measure())
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def handover(rounds: int, repeats: int) -> None:
+    a, b = np.ones((4, 1), np.float32), np.ones((1, 2), np.float32)
+    print("\nhand-over (us per call, median):")
+    for idle, label in ((0.0, "back to back"), (0.002, "after 2 ms idle")):
+        n = repeats if not idle else max(repeats // 4, 20)
+        python = rounds_of(lambda: per_call_us(lambda: pool.run(lambda i: None, range(2)), n, idle),
+                           [VARIANTS[1]], rounds)
+        c_two = rounds_of(lambda: per_call_us(lambda: spin_pool.matmul(a, b, workers=1), n, idle), [VARIANTS[2]],
+                          rounds)
+        c_none = rounds_of(lambda: per_call_us(lambda: spin_pool.matmul(a, b, workers=0), n, idle), [VARIANTS[2]],
+                           rounds)
+        print(f"  {label:16s} Python pool run of 2 empty items {python['Python pool 2']:6.1f} | C threads, "
+              f"2 rows each {c_two['C threads 2']:6.1f}, no worker {c_none['C threads 2']:5.1f}")
+
+
+def products(rounds: int, repeats: int, rng) -> None:
+    print("\nfloat32 products (us, median): 1 thread | Python pool 2 | C threads 2")
+    for program, (rows, width, outs) in PROGRAMS.items():
+        for out in outs:
+            x = rng.standard_normal((rows, width), np.float32)
+            w = rng.standard_normal((out, width), np.float32)
+            g = rng.standard_normal((rows, out), np.float32)
+            cases = {f"x Wᵀ  ({rows}x{width})@({width}x{out})": lambda: pool.matmul(x, w.T),
+                     f"g W   ({rows}x{out})@({out}x{width})": lambda: pool.matmul(g, w),
+                     f"gᵀ x  ({out}x{rows})@({rows}x{width})": lambda: pool.matmul(g.T, x)}
+            for label, fn in cases.items():
+                t = rounds_of(lambda: per_call_us(fn, repeats), VARIANTS, rounds)
+                print(f"  {program:21s} {label:30s} " + " | ".join(f"{t[v.name]:7.1f}" for v in VARIANTS)
+                      + f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+            flops = 4 * g.size * width
+
+            def pair():
+                both = pool.products([(g, w), (g.T, x)], flops)
+                if both is None:
+                    pool.each([lambda: np.matmul(g, w), lambda: np.matmul(g.T, x)], flops)
+            t = rounds_of(lambda: per_call_us(pair, repeats), VARIANTS, rounds)
+            label = f"dx and dW side by side (out {out})"
+            print(f"  {program:21s} {label:30s} " + " | ".join(f"{t[v.name]:7.1f}" for v in VARIANTS)
+                  + f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+
+
+def threshold(rounds: int, repeats: int, rng) -> None:
+    print("\n(rows, 64) @ (64, 64) float32 (us, median): 1 thread | C threads 2")
+    b = rng.standard_normal((64, 64), np.float32)
+    for rows in (8, 16, 32, 64, 128, 256, 512):
+        a = rng.standard_normal((rows, 64), np.float32)
+        t = rounds_of(lambda: per_call_us(lambda: pool.matmul(a, b), repeats), [VARIANTS[0], VARIANTS[2]], rounds)
+        print(f"  {rows:4d} rows, {2 * rows * 64 * 64 / 1e6:5.2f} Mflop: {t['1 thread']:6.1f} | {t['C threads 2']:6.1f}"
+              f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=200)
+    args = ap.parse_args(argv)
+    print(machine_line())
+    if spin_pool.library() is None:
+        print(f"no C threads here: {spin_pool.reason()}")
+        return
+    rng = np.random.default_rng(0)
+    try:
+        handover(args.rounds, args.repeats)
+        products(args.rounds, args.repeats, rng)
+        threshold(args.rounds, args.repeats, rng)
+    finally:
+        pool.set_num_threads(1)
+
+
+if __name__ == "__main__":
+    main()

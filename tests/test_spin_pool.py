@@ -1,0 +1,244 @@
+"""The C threads for products (tinygrad_like/fast/spin_pool.py, kernels/spin_pool.c): numpy's `a @ b` bit for bit
+(every row of the result is one gemm call on the same OpenBLAS kernels, whichever thread makes it), the
+fallback when the library, the compiler or the BLAS is missing, the thread count following
+set_num_threads, a forked child making its own threads, and no thread left spinning when idle."""
+import multiprocessing
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tinygrad_like
+from tinygrad_like import Tensor
+from tinygrad_like.fast import pool, spin_pool
+from tinygrad_like.fast.kernels import c_build
+
+pytestmark = pytest.mark.skipif(spin_pool.library() is None, reason=f"no C threads here: {spin_pool.reason()}")
+rng = np.random.default_rng(0)
+
+
+@pytest.fixture
+def two_threads(monkeypatch):
+    """The pool at 2 threads, every product, however small, to the C threads; back to 1 thread after."""
+    monkeypatch.setattr(spin_pool, "MIN_FLOPS", 0)
+    tinygrad_like.set_num_threads(2)
+    yield
+    tinygrad_like.set_num_threads(1)
+
+
+def layouts(a):
+    """a (m, k) as C order, F order, and slices of longer rows or columns (leading dimension > length)."""
+    wide = np.zeros((a.shape[0] + 2, a.shape[1] + 3), a.dtype)
+    wide[1:-1, 1:-2] = a
+    return {"C": a, "F": np.asfortranarray(a),
+            "C slice": wide[1:-1, 1:-2], "F slice": np.asfortranarray(wide)[1:-1, 1:-2]}
+
+
+SHAPES = [(2, 3, 2), (3, 5, 7), (5, 1, 3), (7, 9, 11), (257, 48, 144), (768, 128, 384), (33, 1000, 65), (4, 2500, 3)]
+
+
+def assert_within_gemm_bound(out, a, b):
+    """|out - a @ b| <= 2 k eps (|a| @ |b|): two sums of the same k products in different orders, each
+    within k eps |a||b| of the exact one. OpenBLAS may pick other kernels (and so another order of the
+    sum) for a block of rows than for the whole (float64 often, float32 seldom: tests/test_spin_pool's
+    program shapes are bit for bit), so sharing rows out is not always bit for bit."""
+    bound = 2 * a.shape[1] * np.finfo(a.dtype).eps * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+    excess = np.abs(out.astype(np.float64) - (a @ b).astype(np.float64)) - bound
+    assert excess.max() <= 0, f"{excess.max()} above the bound"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_product_is_numpys_to_the_gemm_bound(m, k, n, dtype, workers):
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    reference = np.einsum("ik,kj->ij", a.astype(np.float64), b.astype(np.float64))     # not BLAS
+    for name_a, la in layouts(a).items():
+        for name_b, lb in layouts(b).items():
+            out = spin_pool.matmul(la, lb, workers=workers)
+            assert out is not None and out.flags.c_contiguous and out.dtype == dtype, (name_a, name_b)
+            assert_within_gemm_bound(out, a, b)
+            np.testing.assert_allclose(out, reference, rtol=1e-4 if dtype == np.float32 else 1e-11, atol=1e-4)
+
+
+# The real programs' float32 products (Linear forward, dx = g W, dW = gᵀ x of nanoGPT's 768 rows x 128
+# wide, its MLP's 512, chargpt's and makemore's): OpenBLAS gives every block of rows the bits of the whole.
+PROGRAM_SHAPES = [(768, 128, 384), (768, 128, 512), (768, 512, 128), (768, 384, 128), (128, 768, 384),
+                  (512, 768, 128), (704, 48, 192), (2048, 64, 256), (96, 64, 64)]
+
+
+@pytest.mark.parametrize("m,k,n", PROGRAM_SHAPES)
+def test_program_shapes_in_float32_are_numpys_bit_for_bit(m, k, n):
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for la in (a, np.asfortranarray(a)):
+        np.testing.assert_array_equal(spin_pool.matmul(la, b, workers=1), a @ b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_added_after_the_product_is_numpys_sum(dtype):
+    a, b, bias = (rng.standard_normal(s).astype(dtype) for s in [(301, 64), (64, 96), (96,)])
+    np.testing.assert_array_equal(spin_pool.matmul(a, b, bias), a @ b + bias)
+
+
+def test_pair_is_both_products():
+    g, w, x = rng.standard_normal((300, 96)), rng.standard_normal((96, 64)), rng.standard_normal((300, 64))
+    dx, dw = spin_pool.matmul_pair(g, w, g.T, x)
+    np.testing.assert_array_equal(dx, g @ w)
+    np.testing.assert_array_equal(dw, g.T @ x)
+
+
+@pytest.mark.parametrize("a,b,why", [
+    (np.ones((1, 8)), np.ones((8, 8)), "one row: numpy takes gemv"),
+    (np.ones((8, 8)), np.ones((8, 1)), "one column: numpy takes gemv"),
+    (np.ones((0, 8)), np.ones((8, 8)), "empty"),
+    (np.ones((8, 0)), np.ones((0, 8)), "empty inner axis"),
+    (np.ones((8, 8), np.float32), np.ones((8, 8)), "two dtypes"),
+    (np.ones((8, 8), np.int64), np.ones((8, 8), np.int64), "integers"),
+    (np.ones((8, 8), np.float16), np.ones((8, 8), np.float16), "half precision"),
+    (np.ones((8, 8, 2))[..., 0], np.ones((8, 8)), "no unit step"),
+    (np.ones((2, 8, 8)), np.ones((8, 8)), "3-D"),
+])
+def test_what_it_cannot_take_is_none_and_pool_matmul_still_numpys(two_threads, a, b, why):
+    assert spin_pool.matmul(a, b) is None, why
+    if a.ndim == 2 or a.shape[-1] == b.shape[0]:
+        np.testing.assert_array_equal(pool.matmul(a, b), np.matmul(a, b))
+
+
+def test_a_times_its_own_transpose_is_left_to_numpy():
+    """numpy's matmul computes a @ aᵀ of one buffer with syrk (other bits): not taken."""
+    a = rng.standard_normal((64, 32))
+    assert spin_pool.matmul(a, a.T) is None
+
+
+def test_pool_matmul_shares_small_products_out_through_the_c_threads(two_threads):
+    a, b = rng.standard_normal((6, 20, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
+    bias = rng.standard_normal(40).astype(np.float32)
+    np.testing.assert_array_equal(pool.matmul(a, b, bias), a @ b + bias)
+    assert spin_pool.alive() == 1
+
+
+def test_linear_forward_and_backward_give_the_bits_of_one_thread(two_threads):
+    x = rng.standard_normal((4, 33, 48)).astype(np.float32)
+    w, b = rng.standard_normal((80, 48)).astype(np.float32), rng.standard_normal(80).astype(np.float32)
+    g = rng.standard_normal((4, 33, 80)).astype(np.float32)
+
+    def run():
+        params = [Tensor(v, requires_grad=True) for v in (x, w, b)]
+        out = params[0].linear(params[1], params[2])
+        out.backward(Tensor(g))
+        return [out.numpy()] + [p.grad.numpy() for p in params]
+    two = run()
+    assert spin_pool.alive() == 1
+    tinygrad_like.set_num_threads(1)
+    for got, want in zip(two, run()):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_products_below_the_threshold_or_on_one_thread_are_left_to_each(two_threads, monkeypatch):
+    g, w, x = rng.standard_normal((30, 8)), rng.standard_normal((8, 6)), rng.standard_normal((30, 6))
+    assert pool.products([(g, w), (g.T, x)], 10) is not None
+    monkeypatch.setattr(spin_pool, "MIN_FLOPS", 100)
+    assert pool.products([(g, w), (g.T, x)], 10) is None
+    tinygrad_like.set_num_threads(1)
+    assert pool.products([(g, w), (g.T, x)], 10 ** 9) is None
+
+
+def test_set_num_threads_makes_and_stops_the_threads(monkeypatch):
+    monkeypatch.setattr(spin_pool, "MIN_FLOPS", 0)
+    a, b = rng.standard_normal((40, 30)), rng.standard_normal((30, 20))
+    try:
+        tinygrad_like.set_num_threads(3)
+        np.testing.assert_array_equal(pool.matmul(a, b), a @ b)
+        assert spin_pool.alive() == 2
+        tinygrad_like.set_num_threads(1)
+        assert spin_pool.alive() == 0
+        np.testing.assert_array_equal(pool.matmul(a, b), a @ b)
+        assert spin_pool.alive() == 0                                      # inline: no thread made
+        tinygrad_like.set_num_threads(2)
+        np.testing.assert_array_equal(pool.matmul(a, b), a @ b)
+        assert spin_pool.alive() == 1
+    finally:
+        tinygrad_like.set_num_threads(1)
+
+
+def test_the_worker_sleeps_when_idle(two_threads):
+    """The spin is bounded: after a product the worker spins SPIN_NS, then sleeps; over an idle half
+    second the process spends next to no CPU time."""
+    a, b = rng.standard_normal((200, 100)), rng.standard_normal((100, 100))
+    pool.matmul(a, b)
+    deadline = time.monotonic() + 5                                     # a loaded machine may run it late
+    while spin_pool.sleeping() < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert spin_pool.sleeping() == spin_pool.alive() == 1
+    start = time.process_time()
+    time.sleep(0.5)
+    assert time.process_time() - start < 0.05
+
+
+def test_two_callers_at_once_both_get_their_product(two_threads):
+    """One caller has the C threads, the other runs its rows inline: both right."""
+    pairs = [(rng.standard_normal((300, 64)), rng.standard_normal((64, 80))) for _ in range(2)]
+    results, errors = [None, None], []
+
+    def call(i):
+        try:
+            a, b = pairs[i]
+            results[i] = [np.array_equal(pool.matmul(a, b), a @ b) for _ in range(200)]
+        except Exception as error:  # handed to the test's thread
+            errors.append(error)
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(all(r) for r in results)
+
+
+def _in_child(queue):
+    a, b = np.arange(60.0).reshape(12, 5), np.arange(35.0).reshape(5, 7)
+    out = pool.matmul(a, b)
+    queue.put((spin_pool.alive(), bool(np.array_equal(out, a @ b))))
+
+
+def test_a_forked_child_makes_its_own_threads(two_threads):
+    a, b = rng.standard_normal((40, 30)), rng.standard_normal((30, 20))
+    pool.matmul(a, b)
+    assert spin_pool.alive() == 1
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_in_child, args=(queue,))
+    child.start()
+    answer = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and answer == (1, True)
+    np.testing.assert_array_equal(pool.matmul(a, b), a @ b)             # the parent's thread still works
+
+
+@pytest.mark.parametrize("breaks, says", [
+    ("env", "TINYGRAD_LIKE_SPIN_POOL"),
+    ("compiler", "no C compiler"),
+    ("blas", "no ILP64 cblas"),
+])
+def test_without_the_library_products_take_the_python_pool(monkeypatch, breaks, says):
+    if breaks == "env":
+        monkeypatch.setenv("TINYGRAD_LIKE_SPIN_POOL", "off")
+    elif breaks == "compiler":
+        monkeypatch.setattr(c_build, "compiler", lambda: None)
+    else:
+        monkeypatch.setattr(spin_pool, "GEMM_NAMES", ("no_such_{}gemm",))
+    monkeypatch.setattr(spin_pool, "MIN_FLOPS", 0)
+    monkeypatch.setattr(pool, "MIN_FLOPS", 0)
+    spin_pool.library.cache_clear()
+    try:
+        assert spin_pool.library() is None and says in spin_pool.reason()
+        tinygrad_like.set_num_threads(2)
+        a, b = rng.standard_normal((40, 30)), rng.standard_normal((30, 20))
+        assert spin_pool.matmul(a, b) is None and pool.products([(a, b), (b.T, a.T)], 10 ** 9) is None
+        np.testing.assert_array_equal(pool.matmul(a, b), a @ b)
+    finally:
+        tinygrad_like.set_num_threads(1)
+        spin_pool.library.cache_clear()
+        monkeypatch.undo()
+        assert spin_pool.library() is not None

@@ -1,0 +1,305 @@
+/* A pool of worker threads for BLAS products that hands work over without Python, without the GIL and,
+ * between products close together, without waking a sleeping core: for tinygrad_like/fast/spin_pool.py.
+ *
+ * A job is one call of numpy's own OpenBLAS gemm (cblas sgemm/dgemm, ILP64: 64-bit integers), row-major,
+ * C (m, n) = op(A) (m, k) · op(B) (k, n), plus an optional bias row added to every row of C after. It is
+ * 13 int64 numbers: dtype (4 or 8 bytes), transa, transb (0 or 1), m, n, k, A, lda, B, ldb, C, ldc,
+ * bias (addresses as integers, 0 for no bias).
+ *
+ * Each worker has one slot. The caller (one ctypes call, which lets go of the GIL for its whole
+ * duration) posts a job in each worker's slot, runs its own job, then for each slot either takes the
+ * job back (a worker not yet awake: the caller runs it, no wait) or spins until the worker is done.
+ * After a job a worker spins on its slot (pause instruction, sched_yield now and then, so that on a
+ * loaded machine the core goes to whoever else wants it) for spin_ns nanoseconds, then sleeps on a
+ * futex until the next post. The spin trades a core kept busy for a while after each product (power,
+ * and a core another process could use) against the cost of waking a halted core and a sleeping
+ * thread at the next product; with a worker count of 0 there is no thread at all.
+ *
+ * A second caller while one has the pool (another Python thread) runs its jobs inline. After fork the
+ * child has no workers (threads do not survive fork): they are made again at its first product. */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int64_t blasint;
+typedef void (*sgemm_fn)(int, int, int, blasint, blasint, blasint, float, const float *, blasint,
+                         const float *, blasint, float, float *, blasint);
+typedef void (*dgemm_fn)(int, int, int, blasint, blasint, blasint, double, const double *, blasint,
+                         const double *, blasint, double, double *, blasint);
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+enum { IDLE, POSTED, TAKEN, DONE, STOP };
+enum { DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS, JOB_LEN };
+#define MAX_WORKERS 63
+
+typedef struct {
+    _Alignas(64) _Atomic int state;                               /* IDLE, POSTED, TAKEN, DONE or STOP */
+    _Atomic int sleeping;                                         /* 1 while on the futex */
+    int64_t job[JOB_LEN];
+    pthread_t thread;
+} slot_t;
+
+static slot_t slots[MAX_WORKERS];
+static int alive;                                                 /* workers running */
+static int wanted;                                                /* workers to have */
+static int64_t spin_ns;
+static sgemm_fn sgemm;
+static dgemm_fn dgemm;
+static atomic_flag busy = ATOMIC_FLAG_INIT;                       /* held by the caller that has the pool */
+
+static inline void pause_once(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void futex_wait(_Atomic int *word, int value) {
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic int *word) {
+    syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* One job: the gemm, then the bias added to each row of C (one rounding, as numpy's add). */
+static void run_job(const int64_t *j) {
+    int ta = j[TA] ? TRANS : NO_TRANS, tb = j[TB] ? TRANS : NO_TRANS;
+    if (j[M] == 0 || j[N] == 0)
+        return;
+    if (j[DTYPE] == 4) {
+        float *c = (float *)j[C];
+        sgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0f, (const float *)j[A], j[LDA], (const float *)j[B],
+              j[LDB], 0.0f, c, j[LDC]);
+        const float *bias = (const float *)j[BIAS];
+        if (bias)
+            for (int64_t r = 0; r < j[M]; r++)
+                for (int64_t i = 0; i < j[N]; i++) c[r * j[LDC] + i] += bias[i];
+    } else {
+        double *c = (double *)j[C];
+        dgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0, (const double *)j[A], j[LDA], (const double *)j[B],
+              j[LDB], 0.0, c, j[LDC]);
+        const double *bias = (const double *)j[BIAS];
+        if (bias)
+            for (int64_t r = 0; r < j[M]; r++)
+                for (int64_t i = 0; i < j[N]; i++) c[r * j[LDC] + i] += bias[i];
+    }
+}
+
+/* Until the slot holds a job (POSTED) or STOP: spin for spin_ns, yielding the core now and then, then
+ * sleep on the futex; spin again after each wake-up. */
+static int wait_for_work(slot_t *s) {
+    int64_t start = now_ns();
+    for (unsigned spins = 1;; spins++) {
+        int st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st == POSTED || st == STOP)
+            return st;
+        pause_once();
+        if (spins % 16)
+            continue;
+        if (now_ns() - start < spin_ns) {
+            if (spins % 1024 == 0)
+                sched_yield();
+            continue;
+        }
+        atomic_store(&s->sleeping, 1);                            /* then look once more: a post in between */
+        st = atomic_load(&s->state);                              /* sees sleeping == 1 and wakes us */
+        if (st != POSTED && st != STOP)
+            futex_wait(&s->state, st);
+        atomic_store(&s->sleeping, 0);
+        start = now_ns();
+    }
+}
+
+static void *worker(void *arg) {
+    slot_t *s = arg;
+    for (;;) {
+        if (wait_for_work(s) == STOP)
+            return NULL;
+        int expected = POSTED;
+        if (atomic_compare_exchange_strong(&s->state, &expected, TAKEN)) {  /* else the caller took it back */
+            run_job(s->job);
+            atomic_store_explicit(&s->state, DONE, memory_order_release);
+        }
+    }
+}
+
+static void post(slot_t *s, int state) {
+    atomic_store(&s->state, state);
+    if (atomic_load(&s->sleeping))
+        futex_wake(&s->state);
+}
+
+static void stop_workers(void) {
+    for (int i = 0; i < alive; i++)
+        post(&slots[i], STOP);
+    for (int i = 0; i < alive; i++)
+        pthread_join(slots[i].thread, NULL);
+    alive = 0;
+}
+
+static int start_workers(void) {
+    while (alive < wanted) {
+        slot_t *s = &slots[alive];
+        atomic_store(&s->state, IDLE);
+        atomic_store(&s->sleeping, 0);
+        if (pthread_create(&s->thread, NULL, worker, s))
+            break;                                                /* fewer workers: the rest runs inline */
+        alive++;
+    }
+    return alive;
+}
+
+static void forget_workers(void) {                                /* in a forked child: no threads came along */
+    alive = 0;
+    atomic_flag_clear(&busy);
+}
+
+__attribute__((constructor)) static void on_load(void) { pthread_atfork(NULL, NULL, forget_workers); }
+
+/* Use `workers` threads beside the caller's (0: none, every job inline), each spinning `spin` ns after
+ * a job before it sleeps, calling these gemms. Workers of another count are stopped; new ones are made
+ * at the next run. */
+void spin_configure(int64_t workers, int64_t spin, void *s, void *d) {
+    while (atomic_flag_test_and_set(&busy))
+        sched_yield();
+    if (workers != wanted || spin != spin_ns)
+        stop_workers();
+    wanted = workers < 0 ? 0 : workers > MAX_WORKERS ? MAX_WORKERS : (int)workers;
+    spin_ns = spin;
+    sgemm = (sgemm_fn)s;
+    dgemm = (dgemm_fn)d;
+    atomic_flag_clear(&busy);
+}
+
+/* Run `count` jobs (count * JOB_LEN numbers): the first on the caller, the next ones on the workers
+ * (one each), any left over on the caller; back when all are done. Returns the number of jobs the
+ * workers ran. */
+int64_t spin_run(const int64_t *jobs, int64_t count) {
+    if (count < 2 || atomic_flag_test_and_set(&busy)) {
+        for (int64_t i = 0; i < count; i++) run_job(jobs + i * JOB_LEN);
+        return 0;
+    }
+    int posted = 0, helped = 0;
+    for (int64_t i = 1; i < count && posted < start_workers(); i++, posted++) {
+        memcpy(slots[posted].job, jobs + i * JOB_LEN, sizeof(int64_t) * JOB_LEN);
+        post(&slots[posted], POSTED);
+    }
+    run_job(jobs);
+    for (int64_t i = 1 + posted; i < count; i++) run_job(jobs + i * JOB_LEN);
+    for (int i = 0; i < posted; i++) {
+        slot_t *s = &slots[i];
+        int expected = POSTED;
+        if (atomic_compare_exchange_strong(&s->state, &expected, IDLE)) {   /* not started: ours */
+            run_job(s->job);
+            continue;
+        }
+        for (unsigned spins = 1; atomic_load_explicit(&s->state, memory_order_acquire) != DONE; spins++) {
+            pause_once();
+            if (spins % 1024 == 0)
+                sched_yield();
+        }
+        atomic_store(&s->state, IDLE);
+        helped++;
+    }
+    atomic_flag_clear(&busy);
+    return helped;
+}
+
+/* The head of a numpy array as numpy's C API lays it out (PyArrayObject_fields, in ndarraytypes.h, which
+ * compiled extensions read through PyArray_DATA and friends, so numpy keeps it): the Python object's
+ * header, then the data pointer, the number of axes, the shape and the strides in bytes.
+ * spin_pool.py checks it on a probe array before it uses this file (spin_layout_ok). */
+typedef struct {
+    intptr_t refcount;
+    void *type;
+    char *data;
+    int nd;
+    intptr_t *dims, *strides;
+} array_head;
+
+int64_t spin_layout_ok(const array_head *x, int64_t data, int64_t nd, int64_t rows, int64_t row_stride) {
+    return (int64_t)x->data == data && x->nd == nd && x->dims[0] == rows && x->strides[0] == row_stride;
+}
+
+/* Whether the 2-D array x is laid out for BLAS, as numpy's matmul decides: unit steps along its rows
+ * (transposed: 0, leading dimension = row stride) or along its columns (transposed: 1), in units of
+ * `size` bytes, the leading dimension at least the other axis's length. */
+static int operand(const array_head *x, int64_t size, int64_t *trans, int64_t *ld) {
+    intptr_t rows = x->dims[0], cols = x->dims[1], s0 = x->strides[0], s1 = x->strides[1];
+    if (s1 == size && s0 % size == 0 && s0 / size >= (cols > 1 ? cols : 1)) {
+        *trans = 0, *ld = s0 / size;
+        return 1;
+    }
+    if (s0 == size && s1 % size == 0 && s1 / size >= (rows > 1 ? rows : 1)) {
+        *trans = 1, *ld = s1 / size;
+        return 1;
+    }
+    return 0;
+}
+
+/* The job out = a @ b (+ bias), or 0 when an operand is not laid out for BLAS, or a and b are one
+ * buffer (numpy's matmul takes syrk for a @ aᵀ: other bits). out is C-contiguous (m, n), bias (n,). */
+static int make_job(int64_t *job, const array_head *a, const array_head *b, const array_head *out,
+                    const array_head *bias, int64_t size) {
+    if (a->data == b->data || !operand(a, size, &job[TA], &job[LDA]) || !operand(b, size, &job[TB], &job[LDB]))
+        return 0;
+    job[DTYPE] = size, job[M] = a->dims[0], job[K] = a->dims[1], job[N] = b->dims[1];
+    job[A] = (int64_t)a->data, job[B] = (int64_t)b->data, job[C] = (int64_t)out->data, job[LDC] = job[N];
+    job[BIAS] = bias ? (int64_t)bias->data : 0;
+    return 1;
+}
+
+/* out = a @ b (+ bias) for 2-D arrays of `size`-byte floats, the rows of a cut into (workers + 1)
+ * runs of neighbours of at least 2 rows each (OpenBLAS may hand a one-row gemm to gemv: other bits).
+ * Returns -1 (nothing done) when make_job says no, else the number of runs the workers ran. */
+int64_t spin_matmul(const array_head *a, const array_head *b, const array_head *out, const array_head *bias,
+                    int64_t size) {
+    int64_t job[JOB_LEN], cut[MAX_WORKERS + 1][JOB_LEN];
+    if (!make_job(job, a, b, out, bias, size))
+        return -1;
+    int64_t m = job[M], parts = wanted + 1 < m / 2 ? wanted + 1 : m / 2;
+    if (parts < 1)
+        parts = 1;
+    for (int64_t p = 0; p < parts; p++) {
+        int64_t lo = m * p / parts, hi = m * (p + 1) / parts;
+        memcpy(cut[p], job, sizeof job);
+        cut[p][M] = hi - lo;
+        cut[p][A] = job[A] + size * (job[TA] ? lo : lo * job[LDA]);  /* row lo of op(A) */
+        cut[p][C] = job[C] + size * lo * job[LDC];
+    }
+    return spin_run(cut[0], parts);
+}
+
+/* out1 = a1 @ b1 on the caller and out2 = a2 @ b2 on a worker, at once (a backward pass's dx and dW).
+ * -1 (nothing done) when make_job says no to either, else the number of jobs the worker ran. */
+int64_t spin_matmul_pair(const array_head *a1, const array_head *b1, const array_head *out1, const array_head *a2,
+                         const array_head *b2, const array_head *out2, int64_t size) {
+    int64_t jobs[2][JOB_LEN];
+    if (!make_job(jobs[0], a1, b1, out1, NULL, size) || !make_job(jobs[1], a2, b2, out2, NULL, size))
+        return -1;
+    return spin_run(jobs[0], 2);
+}
+
+/* How many workers are asleep on their futex now (for tests: the spin is bounded). */
+int64_t spin_sleeping(void) {
+    int64_t n = 0;
+    for (int i = 0; i < alive; i++) n += atomic_load(&slots[i].sleeping);
+    return n;
+}
+
+int64_t spin_alive(void) { return alive; }
