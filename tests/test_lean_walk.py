@@ -9,7 +9,7 @@ the rest of the suite checks against calculus, finite differences and PyTorch.
 import numpy as np
 import pytest
 
-from tinygrad_like import Tensor, autograd, scaffolding
+from tinygrad_like import Tensor, autograd, ops, scaffolding
 from tinygrad_like.dispatch import KERNELS
 from tinygrad_like.fast import walk
 from tinygrad_like.function import Function, detect_anomaly, no_grad
@@ -107,6 +107,21 @@ GRAPHS = {
     "cat on every axis, permutes": (
         lambda a, b: (Tensor.cat([a, b], dim=2).permute(2, 0, 1).sum(axis=0) * Tensor.cat([a, a], dim=-3).sum(axis=2)
                       + Tensor.cat([b, b], dim=1).permute(1, 2, 0).sum()).sum(), [(1, 2, 3), (1, 2, 2)]),
+    "batched products, broadcast": (lambda a, b, c: ((a @ b) @ c).tanh().sum(), [(2, 3, 4, 5), (3, 5, 2), (1, 2, 4)]),
+    "(B, T, k) @ (k, m) and (k, m) @ (B, m, n)": (lambda a, w, v: ((a @ w).relu() @ (w.permute(1, 0) @ v)).sum(),
+                                                  [(3, 4, 5), (5, 2), (3, 5, 6)]),
+    "matrix times vector and vector times matrix": (lambda a, v: (a @ v).sum() + (v @ a.permute(1, 0)).sum(),
+                                                    [(3, 4), (4,)]),
+    "powers": (lambda a: (a ** 3 + a ** 2 * 0.5 - (a * a + 1.0) ** 0.5 + a ** 1 + a ** 0 + (a * a + 1.0) ** -1).sum(),
+               [(3, 4)]),
+    "where with broadcast condition and value": (
+        lambda a, b: ((a > 0).where(a, b * 2.0) + (b[0] < 0).where(a.tanh(), 0.5) + a.masked_fill(a < -0.3, 1.5)).sum(),
+        [(3, 4), (1, 4)]),
+    "relu at zero": (lambda a: ((a * 0.0).relu() + a.relu() * a).sum(), [(5,)]),
+    "NewGELU and attention scores": (
+        lambda x, w: (lambda h: (0.5 * h * (1.0 + ((2.0 / np.pi) ** 0.5 * (h + 0.044715 * h ** 3)).tanh())))(
+            (x @ w).masked_fill(Tensor(np.tril(np.ones((4, 4), bool)) == 0), -np.inf).softmax(-1) @ x).sum(),
+        [(2, 4, 4), (4, 4)]),
 }
 
 
@@ -122,6 +137,31 @@ def test_the_lean_walk_gives_the_plain_walks_gradients_and_freed_graph(name):
     fn, shapes = GRAPHS[name]
     build, data = _call(fn, shapes, np.float64 if name == "float64" else np.float32)
     assert_same(build, data)
+
+
+ARRAY_RULES = ["batched products, broadcast", "(B, T, k) @ (k, m) and (k, m) @ (B, m, n)",
+               "matrix times vector and vector times matrix", "powers", "where with broadcast condition and value",
+               "relu at zero", "NewGELU and attention scores"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ARRAY_RULES)
+def test_products_powers_where_and_relu_run_on_arrays_with_the_plain_walks_bits(name, dtype, monkeypatch):
+    """Matmul, PowConst, Where and Relu have array rules: the lean walk never calls their Tensor rules,
+    and gives the plain walk's bits in both float dtypes."""
+    fn, shapes = GRAPHS[name]
+    build, data = _call(fn, shapes, dtype)
+    plain = outcome(build, data, plain_walk)
+    for op in (ops.Matmul, ops.PowConst, ops.Where, ops.Relu):
+        monkeypatch.setattr(op, "backward", lambda *a: pytest.fail("a Tensor rule ran in the lean walk"))
+    lean = outcome(build, data, lean_walk)
+    assert [None if a is None else (a.dtype, a.shape, a.tobytes()) for a in plain[0]] == \
+        [None if b is None else (b.dtype, b.shape, b.tobytes()) for b in lean[0]]
+    assert plain[1:] == lean[1:]
+
+
+def test_a_product_of_two_dtypes_takes_the_tensor_rule():
+    assert_same(lambda a, b: ((a @ b.cast(np.float64)).sum(), [a, b]), arrays((3, 4), (4, 2)))
 
 
 @pytest.mark.parametrize("name", list(GRAPHS))

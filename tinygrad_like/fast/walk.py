@@ -25,6 +25,7 @@ import heapq
 import numpy as np
 
 from tinygrad_like import autograd, ops, scaffolding
+from tinygrad_like.dispatch import kernel
 from tinygrad_like.function import state
 from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, freed_error, norm
 from tinygrad_like.tensor import Tensor
@@ -283,6 +284,52 @@ def _cat(ctx, g, out):                                   # each input's slice of
     return tuple(grads)
 
 
+def _relu(ctx, g, out):                                  # grad * (x > 0), the mask cast to grad's dtype
+    x = ctx.parents[0]._data
+    if x.dtype != g.dtype or g.dtype.kind != "f":
+        return None
+    return (_array(g * _array(np.greater(x, 0)).astype(g.dtype)),)
+
+
+def _power(ctx, g, out):                                 # grad * c x^(c-1), as ops.PowConst's rule
+    x, c = ctx.parents[0]._data, ctx.c
+    if x.dtype != g.dtype or g.dtype.kind != "f":
+        return None
+    if c == 0:                                           # x^0 = 1 is constant (even at x = 0)
+        return (np.zeros(g.shape, g.dtype),)
+    if c == 1:
+        return (_array(g * np.asarray(c, g.dtype)),)
+    slope = x * np.asarray(c, g.dtype) if c == 2 else \
+        _array(kernel("power", ops.power)(x, c - 1)) * np.asarray(c, g.dtype)
+    return (_array(g * _array(slope)),)
+
+
+def _product(a, b):                                      # Tensor.matmul on arrays of 2 or more axes, one dtype
+    if a.ndim > 2 and b.ndim == 2:                       # (..., k) @ (k, m): one (rows, k) @ (k, m) product
+        return _reshape(kernel("matmul", np.matmul)(a.reshape(-1, a.shape[-1]), b), a.shape[:-1] + b.shape[-1:])
+    return kernel("matmul", np.matmul)(a, b)
+
+
+def _matmul(ctx, g, out):                                # dX = G Yᵀ, dY = Xᵀ G, unbroadcast
+    x, y = ctx.parents
+    a, b = x._data, y._data
+    if a.dtype != g.dtype or b.dtype != g.dtype:
+        return None
+    return (_unbroadcast(_product(g, np.swapaxes(b, -1, -2)), a.shape) if x.requires_grad else None,
+            _unbroadcast(_product(np.swapaxes(a, -1, -2), g), b.shape) if y.requires_grad else None)
+
+
+def _where(ctx, g, out):                                 # grad where cond holds for x, elsewhere for y
+    cond, x, y = ctx.parents
+    if cond._data.dtype != np.bool_ or g.dtype.kind != "f":
+        return None
+    where, zero = kernel("where", np.where), np.asarray(0.0, g.dtype)
+    return (None,
+            _unbroadcast(_array(where(cond._data, g, zero)), x._data.shape) if x.requires_grad else None,
+            _unbroadcast(_array(where(cond._data, zero, g)), y._data.shape) if y.requires_grad else None)
+
+
 RULES = {ops.Add: _add, ops.Sub: _sub, ops.Mul: _mul, ops.Neg: _neg, ops.Exp: _exp, ops.Tanh: _tanh,
          ops.Sigmoid: _sigmoid, ops.Sum: _sum, ops.Reshape: _reshape_rule, ops.Expand: _expand, ops.Clone: _clone,
-         ops.Div: _div, ops.Permute: _permute, ops.Getitem: _getitem, ops.Cat: _cat}
+         ops.Div: _div, ops.Permute: _permute, ops.Getitem: _getitem, ops.Cat: _cat, ops.Relu: _relu,
+         ops.PowConst: _power, ops.Matmul: _matmul, ops.Where: _where}
