@@ -78,3 +78,56 @@ def test_default_collate_keeps_the_graph_of_examples_that_require_grad():
     assert batch.shape == (2, 2, 3) and batch.requires_grad
     batch.sum().backward()
     assert np.array_equal(w.grad.numpy(), np.full((2, 3), 5.0, np.float32))     # d(Σ 2w + 3w)/dw = 5
+
+
+CATS = [([(6,), (6,)], 0), ([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1), (2, 0)], -1), ([(1, 2, 3), (1, 2, 3)], 1),
+        ([(3,)], 0)]
+
+
+@pytest.mark.parametrize("shapes, dim", CATS)
+@pytest.mark.parametrize("dtypes", [("int64",), ("float32",), ("float32", "int64"), ("bool", "int32")])
+def test_torch_cat_without_a_graph_is_tensor_cats_array(shapes, dim, dtypes):
+    """torch.cat of tensors needing no gradient joins the arrays in one numpy call (_joined): the same
+    values, dtype and shape as Tensor.cat, a new array, no graph node."""
+    import tinygrad_like.torch as torch
+    from tinygrad_like import no_grad
+    from tinygrad_like.torch import _functions
+    rng = np.random.default_rng(1)
+    parts = [Tensor(rng.integers(-3, 9, size=s).astype(dtypes[i % len(dtypes)])) for i, s in enumerate(shapes)]
+    assert _functions._joined(parts, dim) is not None            # the fast path is taken
+    for out in (torch.cat(parts, dim), torch.cat(tuple(parts), dim=dim)):
+        plain = Tensor.cat(*parts, dim=dim)
+        assert out.dtype == plain.dtype and out.shape == plain.shape and np.array_equal(out.numpy(), plain.numpy())
+        assert out._ctx is None and not out.requires_grad and not np.shares_memory(out.numpy(), parts[0].numpy())
+    w = Tensor(rng.standard_normal(shapes[0]).astype(np.float32), requires_grad=True)
+    assert torch.cat([w] + parts[1:], dim).requires_grad              # a gradient wanted: Tensor.cat's graph
+    with no_grad():
+        assert _functions._joined([w] + parts[1:], dim) is not None
+
+
+def test_torch_cat_refuses_what_tensor_cat_refuses_with_its_errors():
+    import tinygrad_like.torch as torch
+    from tinygrad_like.errors import DimError, ShapeError
+    a, b = Tensor(np.zeros((2, 3))), Tensor(np.zeros((2, 4)))
+    with pytest.raises(ShapeError, match="cat: shapes .* differ outside dim 0"):
+        torch.cat([a, b])
+    with pytest.raises(ShapeError, match="cat: shapes"):
+        torch.cat([a, Tensor(np.zeros(3))], dim=-1)
+    with pytest.raises(DimError, match="cat: dim 2 is out of range"):
+        torch.cat([a, a], dim=2)
+    with pytest.raises((DimError, IndexError)):
+        torch.cat([Tensor(np.float32(1)), Tensor(np.float32(2))])
+    with pytest.raises(TypeError, match="cat: expected a non-empty sequence of Tensors"):
+        torch.cat([])
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_of_one_row_reads_the_values_as_take_along_axis_does(descending):
+    rng = np.random.default_rng(2)
+    for data in (rng.integers(0, 3, 6), rng.standard_normal(9).astype(np.float32),
+                 np.array([2.0, np.nan, -0.0, 0.0, -np.inf, 1.0]), np.zeros(0, np.int64)):
+        values, indices = Tensor(data).sort(descending=descending)
+        expected = np.take_along_axis(data, indices.numpy(), 0)
+        assert values.dtype == data.dtype and values.numpy().tobytes() == expected.tobytes()
+        if not np.isnan(data).any():
+            assert np.array_equal(values.numpy(), np.sort(data)[::-1] if descending else np.sort(data))

@@ -62,6 +62,8 @@ def _picked(self: Tensor, dim: int, order: np.ndarray) -> Tensor:
     came from), else the same entries read straight from the array, without gather's checks and graph node."""
     if self.requires_grad and state.grad_enabled:
         return self.gather(dim, order)
+    if order.ndim == 1:                                     # one row: plain indexing is take_along_axis, cheaper
+        return self._result(self._data[order], None)
     return self._result(np.take_along_axis(self._data, order, dim), None)
 
 

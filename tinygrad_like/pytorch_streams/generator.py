@@ -210,8 +210,10 @@ class TorchGenerator:
         if span <= 0:
             raise ValueError(f"randint: low ({low}) must be smaller than high ({high})")
         raw = self.words64(n) if span >= 2 ** 28 else self.words(n)
-        values = (raw % np.uint64(span)).astype(np.int64) + np.int64(low)
-        return values.astype(dtype).reshape(shape)
+        values = (raw % np.uint64(span)).view(np.int64)          # as astype(int64): the same 64 bits, no copy
+        if low:
+            values += np.int64(low)
+        return values.astype(dtype, copy=False).reshape(shape)
 
     def random(self, shape, dtype=np.int64) -> np.ndarray:
         """Tensor.random_() without bounds: integers in [0, 2^digits] for floats (24 or 53 digits, so every

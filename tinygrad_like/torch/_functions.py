@@ -9,6 +9,7 @@ import numpy as np
 import tinygrad_like
 from tinygrad_like import Tensor
 from tinygrad_like.einsum import einsum
+from tinygrad_like.function import state
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs) for each of these (when the engine has it)
 METHOD_FUNCTIONS = (
@@ -99,8 +100,29 @@ def _tensors(tensors, op: str) -> list:
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
-    """Join tensors along an existing dimension `dim`."""
-    return Tensor.cat(*_tensors(tensors, "cat"), dim=dim)
+    """Join tensors along an existing dimension `dim`: Tensor.cat, or `_joined` when that records nothing."""
+    tensors = _tensors(tensors, "cat")
+    joined = _joined(tensors, dim)
+    return Tensor.cat(*tensors, dim=dim) if joined is None else joined
+
+
+def _joined(tensors: list, dim) -> Tensor | None:
+    """Tensor.cat of tensors it would record no graph for (none needs a gradient, or grad mode is off;
+    anomaly mode off) as one numpy call: the array Tensor.cat's Cat op makes, without the op's object and
+    checks around it (a dataset's example is a few of these). None when Tensor.cat should run: a graph
+    to record, or arguments it refuses (it names what is wrong)."""
+    if state.detect_anomaly or type(dim) is not int or (state.grad_enabled and any(t.requires_grad for t in tensors)):
+        return None
+    arrays = [t._data for t in tensors]
+    shape = arrays[0].shape
+    if not -len(shape) <= dim < len(shape):
+        return None
+    axis = dim % len(shape)
+    rest = shape[:axis] + shape[axis + 1:]
+    for a in arrays:
+        if a.shape[:axis] + a.shape[axis + 1:] != rest or a.ndim != len(shape):
+            return None
+    return Tensor._result(np.concatenate(arrays, axis=axis), None)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:

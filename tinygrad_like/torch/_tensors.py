@@ -378,9 +378,13 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
             high=None) -> Tensor:
     """randint(high, size) or randint(low, high, size): int64 uniform in [low, high)."""
     check_device(device, "randint")
-    args = tuple(a for a in (low, high) if a is not None) + args
-    with _drawing(generator):
+    if low is not None or high is not None:
+        args = tuple(a for a in (low, high) if a is not None) + args
+    if generator is None:                              # the library's stream (a dataset draws per example)
         out = Tensor.randint(*args, size=size)
+    else:
+        with _drawing(generator):
+            out = Tensor.randint(*args, size=size)
     return out if dtype is None else out.cast(np.dtype(dtype))
 
 
