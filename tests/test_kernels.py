@@ -61,6 +61,7 @@ CASES = {  # op: (kernels of (variant, *inputs, upstream gradient) -> (value, gr
     "layernorm": (layernorm_kernels, lambda x, w, b: x.layernorm(-1, 1e-5, w, b), [(4, 6, 37), (37,), (37,)]),
     "rmsnorm": (rmsnorm_kernels, lambda x, w: x.rmsnorm(-1, 1e-6, w), [(4, 6, 37), (37,)]),
     "softmax": (row_kernels("softmax"), lambda x: x.softmax(-1), [(4, 6, 37)]),
+    "softmax, short rows": (row_kernels("softmax"), lambda x: x.softmax(-1), [(4, 6, 11)]),   # softmax_short_rows
     "log_softmax": (row_kernels("log_softmax"), lambda x: x.log_softmax(-1), [(4, 6, 37)]),
     "gelu": (row_kernels("gelu"), lambda x: x.gelu(), [(4, 6, 37)]),
     "silu": (row_kernels("silu"), lambda x: x.silu(), [(4, 6, 37)]),

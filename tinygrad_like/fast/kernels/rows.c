@@ -33,9 +33,28 @@ double log(double);
  * written by hand: masked_fill, then softmax), on which glibc's goes lane by lane; on finite inputs
  * glibc's is the faster, so the other kernels keep it (benchmarks/bench_kernels.py: the softmax,
  * masked_softmax and silu rows). */
+#define SHORT_ROW 16
 #define KERNELS(T, S, EXP, MASKED_EXP, TANH, ERF, LOG)                                                    \
+/* softmax of rows shorter than a vector (attention over a few positions): x − max row by row, the exps of  \
+ * the whole block in one loop the compiler vectorises across rows, then each row's sum and scale */     \
+static void softmax_short_rows_##S(const T *x, T *y, long n, long lo, long hi) {                        \
+    for (long r = lo; r < hi; r++) {                                                                   \
+        const T *xr = x + r * n; T *yr = y + r * n; T m = xr[0];                                       \
+        for (long j = 1; j < n; j++) m = xr[j] > m ? xr[j] : m;                                        \
+        for (long j = 0; j < n; j++) yr[j] = xr[j] - m;                                                \
+    }                                                                                                  \
+    T *block = y + lo * n;                                                                             \
+    _Pragma("omp simd") for (long i = 0; i < (hi - lo) * n; i++) block[i] = MASKED_EXP(block[i]);      \
+    for (long r = lo; r < hi; r++) {                                                                   \
+        T *yr = y + r * n, s = 0;                                                                      \
+        for (long j = 0; j < n; j++) s += yr[j];                                                       \
+        T inv = 1 / s;                                                                                 \
+        for (long j = 0; j < n; j++) yr[j] *= inv;                                                     \
+    }                                                                                                  \
+}                                                                                                      \
 /* y = exp(x − max) · (1 / Σ exp(x − max)) along each row */                                           \
 void softmax_forward_##S(const T *x, T *y, long n, long lo, long hi) {                                 \
+    if (n < SHORT_ROW) { softmax_short_rows_##S(x, y, n, lo, hi); return; }                           \
     for (long r = lo; r < hi; r++) {                                                                   \
         const T *xr = x + r * n; T *yr = y + r * n;                                                    \
         T m = xr[0], s = 0;                                                                            \
