@@ -106,3 +106,16 @@ def test_bench_revisions_times_both_trees_alternated_and_divides_after_by_before
         assert before > 0 and after > 0 and row["ratio"] == pytest.approx(after / before)
     assert rows["2x2 add f+b (us)"]["numpy_add_us"] > 0
     assert capsys.readouterr().out.startswith("machine: ")
+
+
+def test_bench_elementwise_times_one_call_and_shared_for_every_kind_and_shape():
+    import tinygrad_like
+    from tinygrad_like.fast import arrays, elementwise
+    bench, thresholds = load("bench_elementwise"), (elementwise.SHARE_FROM, arrays.FILL_FROM)
+    try:
+        rows = bench.main(["--rounds", "1", "--repeats", "1", "--threads", "2"])
+    finally:
+        tinygrad_like.set_num_threads(1)
+    assert (elementwise.SHARE_FROM, arrays.FILL_FROM) == thresholds                  # put back
+    assert len(rows) == 3 * len(bench.SHAPES)
+    assert all(r["one_call_ms"] > 0 and r["shared_ms"] > 0 and r["ratio"] > 0 for r in rows.values())

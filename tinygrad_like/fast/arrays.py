@@ -13,6 +13,7 @@ import numpy as np
 
 from tinygrad_like import ops
 from tinygrad_like.composites import causal_mask
+from tinygrad_like.fast import elementwise
 
 
 def keep_sum(a, axis):
@@ -95,12 +96,19 @@ def add_rows(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
 
 
 def power(x: np.ndarray, c) -> np.ndarray:
-    """x ** c, as products for c = 2 and 3 (np.power costs many times more); ops.power otherwise."""
+    """x ** c, as products for c = 2 and 3 (np.power costs many times more), large ones in pieces on the
+    thread pool (elementwise.share); ops.power otherwise."""
     if c == 2:
-        return x * x
+        return elementwise.mul(x, x)
     if c == 3:
-        return x * x * x
+        return elementwise.share(_cube, x.shape, x.dtype, x) if x.dtype.kind == "f" else x * x * x
     return ops.power(x, c)
+
+
+def _cube(outs, ins):
+    """x * x * x, (x * x) first, into outs[0]."""
+    np.multiply(ins[0], ins[0], out=outs[0])
+    np.multiply(outs[0], ins[0], out=outs[0])
 
 
 FILL_FROM = 1 << 16  # elements: below this, np.where itself (the checks below would cost more than they save)
@@ -125,8 +133,12 @@ def _fits(cond, array) -> bool:
 
 
 def _filled(array, value, at, dtype) -> np.ndarray:
-    """A C-contiguous copy of `array` in `dtype`, with `value` where the boolean `at` (broadcast) holds."""
-    out = np.empty(array.shape, dtype)
-    np.copyto(out, array, casting="unsafe")                        # as np.where casts to its result type
-    np.copyto(out, value, casting="unsafe", where=at)
-    return out
+    """A C-contiguous copy of `array` in `dtype`, with `value` where the boolean `at` (broadcast) holds;
+    large ones in cache-sized pieces on the thread pool (elementwise.share)."""
+    def fill(outs, ins):
+        np.copyto(outs[0], ins[0], casting="unsafe")               # as np.where casts to its result type
+        np.copyto(outs[0], value, casting="unsafe", where=ins[1])
+    return elementwise.share(fill, array.shape, dtype, array, at, piece=FILL_PIECE)
+
+
+FILL_PIECE = 1 << 16  # elements: the copy is still in the cache when the value is written over it

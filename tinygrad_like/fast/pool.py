@@ -2,8 +2,9 @@
 
 `run(task, items)` calls `task(item)` for every item, on `get_num_threads()` threads; each task writes only its
 own part of the output. `matmul(a, b)` is `a @ b` with the rows of `a` shared out that way (Linear, Matmul);
-attention shares out chunks of batch entries (flash.py), and GELU runs of its cache-sized pieces
-(`run_in_runs`); `each(jobs, flops)` runs independent jobs side by side (Linear's dx and dW products).
+attention shares out chunks of batch entries (flash.py), GELU runs of its cache-sized pieces
+(`run_in_runs`), large elementwise ops pieces of their result (elementwise.py); `each(jobs, flops)` runs
+independent jobs side by side (Linear's dx and dW products).
 The pool's threads sleep on a lock each between runs (`_Worker`). Products have a second pool
 beside this one (spin_pool.py): C threads that take rows of a product without Python and the GIL,
 and spin a while between products before they sleep, so that handing work over costs little enough to

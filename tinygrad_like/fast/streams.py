@@ -4,8 +4,9 @@ pytorch_streams/generator.py's `keep_below`, registered with dispatch as "keep_b
 The plain draw asks numpy's MT19937 for 2n words (one call through a function pointer per word), pairs
 them into 53-bit integers k and compares k with the threshold, in five numpy passes. Here numba runs the
 twister itself on numpy's own state (its 624 words and the position of the next one), writing the words
-into a buffer, then pairs and compares them in a second pass: the same words, so the same mask, bit for
-bit, and the stream left where the plain draw leaves it (tests/test_torch_generator.py).
+into a buffer, then pairs and compares them in a second pass (each draw by itself: a large draw's pairs in
+pieces on the thread pool, fast/elementwise.py): the same words, so the same mask, bit for bit, and the
+stream left where the plain draw leaves it (tests/test_torch_generator.py).
 
 numpy's state is read and written in place, through the address numpy gives (`bits.ctypes.state_address`,
 a C struct of the 624 uint32 words, then the position as a C int), under the bit generator's lock. That
@@ -24,6 +25,7 @@ import sys
 
 import numpy as np
 
+from tinygrad_like.fast import elementwise
 from tinygrad_like.fast.kernels import ready
 from tinygrad_like.pytorch_streams.generator import keep_below as plain_keep_below
 
@@ -46,9 +48,9 @@ def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
             key = np.array(state["key"], dtype=np.uint32)
             at = words_into(key, int(state["pos"]), words)
             bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": at}}
-    out = np.empty(n, dtype=bool)
-    pairs_below(words.view(np.uint64), threshold, out)   # a little-endian machine's pairs: see pairs_below
-    return out
+    def below(outs, ins):                                # a little-endian machine's pairs: see pairs_below
+        pairs_below(ins[0], threshold, outs[0])
+    return elementwise.share(below, (n,), bool, words.view(np.uint64))   # large draws in pieces on the pool
 
 
 def _state_in_place(bits: np.random.MT19937) -> tuple:

@@ -26,6 +26,7 @@ import numpy as np
 
 from tinygrad_like import autograd, ops, scaffolding
 from tinygrad_like.dispatch import kernel
+from tinygrad_like.fast import elementwise
 from tinygrad_like.function import state
 from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, freed_error, norm
 from tinygrad_like.tensor import Tensor
@@ -197,8 +198,28 @@ def _mul(ctx, g, out):
     x, y = ctx.parents
     if x._data.dtype != g.dtype or y._data.dtype != g.dtype:
         return None
+    if g.size >= ops.LARGE:                              # g * y and g * x in pieces on the pool
+        gx, gy = _both(g, y._data if x.requires_grad else None, x._data if y.requires_grad else None)
+        return (None if gx is None else _unbroadcast(gx, x._data.shape),
+                None if gy is None else _unbroadcast(gy, y._data.shape))
     return (_unbroadcast(_array(g * y._data), x._data.shape) if x.requires_grad else None,
             _unbroadcast(_array(g * x._data), y._data.shape) if y.requires_grad else None)
+
+
+def _both(g, a, b):
+    """(g * a, g * b), None for a factor that is None: both products in one hand-over to the pool."""
+    factors = [f for f in (a, b) if f is not None]
+    if len(factors) == 1:
+        product = elementwise.mul(g, factors[0])
+        return (product, None) if a is not None else (None, product)
+
+    def both(outs, ins):
+        np.multiply(ins[0], ins[1], out=outs[0])
+        np.multiply(ins[0], ins[2], out=outs[1])
+    shape = np.broadcast_shapes(g.shape, a.shape, b.shape)
+    if shape != g.shape:                                 # g itself broadcast: the plain products
+        return _array(g * a), _array(g * b)
+    return tuple(elementwise.share(both, shape, g.dtype, g, a, b, outputs=2))
 
 
 def _neg(ctx, g, out):
@@ -215,7 +236,20 @@ def _tanh(ctx, g, out):                                  # grad * (1 - out * out
     o = out._data
     if o.dtype != g.dtype:
         return None
+    if g.size >= ops.LARGE and g.shape == o.shape:       # the same three steps, in pieces on the pool
+        return (elementwise.share(_tanh_slope, o.shape, o.dtype, g, o, piece=TANH_PIECE),)
     return (_array(g * _array(np.asarray(1, o.dtype) - _array(o * o))),)
+
+
+TANH_PIECE = 1 << 15  # elements: the temporaries stay in the cache between the three steps
+
+
+def _tanh_slope(outs, ins):
+    """g * (1 - o * o) into outs[0], step by step as _tanh's plain line rounds."""
+    (t,), (g, o) = outs, ins
+    np.multiply(o, o, out=t)
+    np.subtract(np.asarray(1, o.dtype), t, out=t)
+    np.multiply(g, t, out=t)
 
 
 def _sigmoid(ctx, g, out):                               # grad * out * (1 - out)
