@@ -204,3 +204,22 @@ def test_dropout_draw_in_pieces_gives_the_plain_mask(shared, n, monkeypatch):
         assert len(shared) > before
         np.testing.assert_array_equal(got, keep_below(plain_draw._bits, bernoulli_threshold(p), n))
         assert fast_draw.words(3).tolist() == plain_draw.words(3).tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_dropout_scale_in_pieces_gives_the_plain_noise(shared, dtype):
+    """fast/elementwise.scaled (cast and product in one pass per piece) against random.scaled (astype, then *=)."""
+    from tinygrad_like import random
+    keep = rng.random((7, 3001)) < 0.9
+    for scale in [np.dtype(dtype).type(1) / np.dtype(dtype).type(0.9), np.dtype(dtype).type(1 / 0.3)]:
+        before = len(shared)
+        same_bits(elementwise.scaled(keep, scale), random.scaled(keep, scale))
+        assert len(shared) > before
+
+
+def test_a_large_input_with_a_small_result_is_shared(shared, monkeypatch):
+    """The pairs of dropout's draw: 8 bytes read per byte written; the size that counts is the largest array."""
+    monkeypatch.setattr(elementwise, "SHARE_FROM", 8 * 5000)
+    words = np.arange(5000, dtype=np.uint64)
+    got = elementwise.share(lambda outs, ins: np.less(ins[0], 2500, out=outs[0]), (5000,), bool, words)
+    assert shared and got.sum() == 2500

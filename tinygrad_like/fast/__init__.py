@@ -35,7 +35,7 @@ for _op in FUSED_OPS:
 register_kernel("matmul", pool.matmul)
 register_kernel("power", arrays.power)
 register_kernel("where", arrays.where)
-for _name in ("mul", "add", "sub", "tanh"):
+for _name in ("mul", "add", "sub", "tanh", "scaled"):
     register_kernel(_name, getattr(elementwise, _name))
 register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)

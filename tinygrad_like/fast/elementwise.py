@@ -15,7 +15,7 @@ Where the result is cut (`_pieces`):
 A floating-point error in a piece is reported as numpy's one call would report it: each thread works under
 the caller's np.errstate (a warning, an error raised in the caller, or nothing).
 
-Only results of SHARE_FROM bytes and more are shared out: handing pieces to a thread and back costs
+Only results (or inputs) of SHARE_FROM bytes and more are shared out: handing pieces to a thread and back costs
 17-38 us on the machine this was measured on, and two threads share one memory bus, so that a product of
 two 3 MB arrays took as long on two threads as on one, and one of 6 MB a sixth less
 (benchmarks/bench_elementwise.py). Smaller ones, a single thread (set_num_threads(1)), inputs of mixed
@@ -61,11 +61,11 @@ def share(step, shape: tuple, dtype, *inputs, outputs: int = 1, piece: int | Non
     """New arrays of `shape` and `dtype` (`outputs` of them; the array itself when 1), written by
     step(outs, ins) on matching pieces of them and of `inputs` (numpy arrays that broadcast to `shape`):
     step writes its pieces of the outputs, entry by entry, from the inputs' pieces. Shared out among the
-    pool's threads, one run of neighbouring pieces each, when the outputs are large enough (`shared`) and
-    can be cut (`_pieces`); else one call on the whole. `piece` (elements): cut further into pieces of
+    pool's threads, one run of neighbouring pieces each, when the outputs or an input are large enough
+    (`shared`) and can be cut (`_pieces`); else one call on the whole. `piece` (elements): cut further into pieces of
     about that size, for a step of several passes, whose temporaries then stay in the CPU's cache."""
     outs = [np.empty(shape, dtype) for _ in range(outputs)]
-    threads = shared(outs[0].nbytes * outputs)
+    threads = shared(max(outs[0].nbytes * outputs, *(x.nbytes for x in inputs)))
     count = threads if piece is None or threads == 1 else max(threads, -(-outs[0].size // piece))
     cut = _pieces(shape, inputs, count) if count > 1 else None
     if cut is None or len(cut[1]) < 2:
@@ -98,3 +98,11 @@ def mul(x, y): return ufunc(np.multiply, x, y)
 def add(x, y): return ufunc(np.add, x, y)
 def sub(x, y): return ufunc(np.subtract, x, y)
 def tanh(x): return ufunc(np.tanh, x)
+
+
+def scaled(keep: np.ndarray, scale) -> np.ndarray:
+    """random.scaled(keep, scale): keep (boolean) as numbers in scale's dtype, times scale; the cast and the
+    product in one pass (numpy's multiply casts keep as astype does), shared out when large."""
+    def step(outs, ins):
+        np.multiply(ins[0], scale, out=outs[0], dtype=scale.dtype)
+    return share(step, keep.shape, scale.dtype, keep)
