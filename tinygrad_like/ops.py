@@ -6,9 +6,8 @@ so that with `create_graph=True` the gradient is itself a differentiable graph.
 Shapes: binary ops broadcast like numpy; `unbroadcast` is the one place that sums a gradient back
 to the shape of the input that was broadcast.
 
-Some forwards ask `dispatch.kernel` for their array function: Matmul ("matmul"), PowConst ("power"),
-Where ("where"), the embedding gradient's ScatterAdd ("add_rows"), and Add, Sub, Mul and Tanh on arrays
-of LARGE elements or more ("mul", ...; smaller ones skip the look-up). Here each is plain numpy; the
+Four forwards ask `dispatch.kernel` for their array function: Matmul ("matmul"), PowConst ("power"),
+Where ("where") and the embedding gradient's ScatterAdd ("add_rows"). Here each is plain numpy; the
 fast path (tinygrad_like/fast/) registers faster ones that give the same numbers.
 """
 from __future__ import annotations
@@ -20,8 +19,6 @@ import numpy as np
 from tinygrad_like.dispatch import kernel
 from tinygrad_like.erf import erf
 from tinygrad_like.function import Function
-
-LARGE = 1 << 19  # elements: an elementwise forward this large asks dispatch.kernel for the fast path's version
 
 
 def unbroadcast(grad, shape: tuple):
@@ -60,7 +57,7 @@ class Sqrt(Function):
 
 
 class Tanh(Function):
-    def forward(self, x): return np.tanh(x) if x.size < LARGE else kernel("tanh", np.tanh)(x)
+    def forward(self, x): return np.tanh(x)
     def backward(self, grad, out): return grad * (1 - out * out)          # d tanh = 1 - tanh²
 
 
@@ -112,7 +109,7 @@ class Cast(Function):
 # ---------------------------------------------------------------- binary ops (numpy broadcasting)
 
 class Add(Function):
-    def forward(self, x, y): return x + y if x.size + y.size < LARGE else kernel("add", np.add)(x, y)
+    def forward(self, x, y): return x + y
     def backward(self, grad, out):
         x, y = self.parents
         return (unbroadcast(grad, x.shape) if x.requires_grad else None,
@@ -120,7 +117,7 @@ class Add(Function):
 
 
 class Sub(Function):
-    def forward(self, x, y): return x - y if x.size + y.size < LARGE else kernel("sub", np.subtract)(x, y)
+    def forward(self, x, y): return x - y
     def backward(self, grad, out):
         x, y = self.parents
         return (unbroadcast(grad, x.shape) if x.requires_grad else None,
@@ -128,7 +125,7 @@ class Sub(Function):
 
 
 class Mul(Function):
-    def forward(self, x, y): return x * y if x.size + y.size < LARGE else kernel("mul", np.multiply)(x, y)
+    def forward(self, x, y): return x * y
     def backward(self, grad, out):
         x, y = self.parents
         return (unbroadcast(grad * y, x.shape) if x.requires_grad else None,

@@ -3,7 +3,8 @@
 - fused.py: fused ops, each one graph node replacing one composite op of the core (composites.py)
 - flash.py: attention in cache-sized tiles, for the fused attention ops
 - pool.py: the one pool of threads (products, attention, GELU)
-- elementwise.py: large elementwise work (Mul, Add, masked_fill, ...) in pieces on the pool, the same bits
+- elementwise.py: large elementwise work (masked_fill, small powers, the walk's Mul and Tanh rules, dropout's
+  mask) in pieces on the pool, the same bits
 - memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
@@ -35,8 +36,7 @@ for _op in FUSED_OPS:
 register_kernel("matmul", pool.matmul)
 register_kernel("power", arrays.power)
 register_kernel("where", arrays.where)
-for _name in ("mul", "add", "sub", "tanh", "scaled"):
-    register_kernel(_name, getattr(elementwise, _name))
+register_kernel("scaled", elementwise.scaled)
 register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)

@@ -1,5 +1,10 @@
 """Large elementwise work shared out among the pool's threads in pieces, with the bits numpy's one call gives.
 
+Used by the fast path's array functions (fast/arrays.py: small powers, masked_fill's copy-and-fill), the
+lean walk's Mul and Tanh rules (fast/walk.py), and dropout's mask (fast/streams.py) and its scaling
+(`scaled`). The primitive ops' own forwards (Mul, Add, Tanh, ...) stay numpy's one call: ops.py is what a
+learner reads (notebook 1 prints Mul and Tanh).
+
 An elementwise op computes each entry of its result from the entries at the same place in its inputs and
 nothing else, so the result can be cut into pieces, each piece computed by the same numpy calls into its
 own part of the output, and every entry is the one the whole call gives. numpy lets go of the GIL inside
@@ -15,13 +20,13 @@ Where the result is cut (`_pieces`):
 A floating-point error in a piece is reported as numpy's one call would report it: each thread works under
 the caller's np.errstate (a warning, an error raised in the caller, or nothing).
 
-Only results (or inputs) of SHARE_FROM bytes and more are shared out: handing pieces to a thread and back costs
-17-38 us on the machine this was measured on, and two threads share one memory bus, so that a product of
+Only results (or inputs) of SHARE_FROM bytes and more are shared out: handing pieces to a thread and back
+costs 17-38 us on the machine this was measured on, and two threads share one memory bus, so that a product of
 two 3 MB arrays took as long on two threads as on one, and one of 6 MB a sixth less
 (benchmarks/bench_elementwise.py). Smaller ones, a single thread (set_num_threads(1)), inputs of mixed
 dtypes and anything else run numpy's one call, unchanged.
 
-tests/test_elementwise.py checks every function here against numpy's whole call, bit for bit.
+tests/test_elementwise_shared.py checks every function here against numpy's whole call, bit for bit.
 """
 from __future__ import annotations
 
@@ -29,8 +34,9 @@ import numpy as np
 
 from tinygrad_like.fast import pool
 
-SHARE_FROM = 4 << 20    # bytes of result: below this, numpy's one call on one thread (bench_elementwise.py)
+SHARE_FROM = 4 << 20    # bytes of the largest array: below this, numpy's one call on one thread (bench_elementwise.py)
 ALIGN = 1024            # elements: flat pieces start at multiples of this
+LARGE = 1 << 19         # elements: below this a caller need not ask (SHARE_FROM holds no fewer at 8 bytes each)
 
 
 def shared(nbytes: int) -> int:
@@ -95,9 +101,6 @@ def ufunc(f, *inputs):
 
 
 def mul(x, y): return ufunc(np.multiply, x, y)
-def add(x, y): return ufunc(np.add, x, y)
-def sub(x, y): return ufunc(np.subtract, x, y)
-def tanh(x): return ufunc(np.tanh, x)
 
 
 def scaled(keep: np.ndarray, scale) -> np.ndarray:

@@ -198,7 +198,7 @@ def _mul(ctx, g, out):
     x, y = ctx.parents
     if x._data.dtype != g.dtype or y._data.dtype != g.dtype:
         return None
-    if g.size >= ops.LARGE:                              # g * y and g * x in pieces on the pool
+    if g.size >= elementwise.LARGE:                      # g * y and g * x in pieces on the pool
         gx, gy = _both(g, y._data if x.requires_grad else None, x._data if y.requires_grad else None)
         return (None if gx is None else _unbroadcast(gx, x._data.shape),
                 None if gy is None else _unbroadcast(gy, y._data.shape))
@@ -236,7 +236,7 @@ def _tanh(ctx, g, out):                                  # grad * (1 - out * out
     o = out._data
     if o.dtype != g.dtype:
         return None
-    if g.size >= ops.LARGE and g.shape == o.shape:       # the same three steps, in pieces on the pool
+    if g.size >= elementwise.LARGE and g.shape == o.shape:   # the same three steps, in pieces on the pool
         return (elementwise.share(_tanh_slope, o.shape, o.dtype, g, o, piece=TANH_PIECE),)
     return (_array(g * _array(np.asarray(1, o.dtype) - _array(o * o))),)
 
