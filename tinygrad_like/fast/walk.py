@@ -331,11 +331,12 @@ def _power(ctx, g, out):                                 # grad * c x^(c-1), as 
         return None
     if c == 0:                                           # x^0 = 1 is constant (even at x = 0)
         return (np.zeros(g.shape, g.dtype),)
+    times = elementwise.mul if g.size >= elementwise.LARGE else np.multiply   # large: in pieces on the pool
     if c == 1:
-        return (_array(g * np.asarray(c, g.dtype)),)
-    slope = x * np.asarray(c, g.dtype) if c == 2 else \
-        _array(kernel("power", ops.power)(x, c - 1)) * np.asarray(c, g.dtype)
-    return (_array(g * _array(slope)),)
+        return (_array(times(g, np.asarray(c, g.dtype))),)
+    slope = times(x, np.asarray(c, g.dtype)) if c == 2 else \
+        times(_array(kernel("power", ops.power)(x, c - 1)), np.asarray(c, g.dtype))
+    return (_array(times(g, _array(slope))),)
 
 
 def _product(a, b):                                      # Tensor.matmul on arrays of 2 or more axes, one dtype
