@@ -51,30 +51,35 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
         return autograd.backward(out, gradient, retain_graph, create_graph)
     dtype = out._data.dtype
     g = given if given.dtype is dtype or given.dtype == dtype else given.astype(dtype)
-    grads = {out: g}                   # {tensor: its gradient so far, an array}
+    grads = {}                         # {tensor: its gradient so far, an array}
     ready, leaves = [], []             # the heap of tensors made by ops (newest first); the leaves reached
+    node = out                         # the tensor walked now (out first: the newest of the graph)
     if out._ctx is None:
+        grads[out], node = g, None
         leaves.append(out)
-    else:
-        ready.append((-out._tape_index, -id(out), out))
     skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
     owned = {}                         # {tensor: its gradient so far} where the walk made that array and
                                        # nobody else holds it: a slice's gradient may be added into it
     pop, push, rules = heapq.heappop, heapq.heappush, RULES
-    recording = node = failed = None   # the caller's grad mode, once a Tensor rule needs it off; an error
+    recording = failed = None          # the caller's grad mode, once a Tensor rule needs it off; an error
     try:
-        while ready:
-            node = pop(ready)[-1]
-            g = grads.pop(node)
-            owned.pop(node, None)      # handed to the rules now, which may share it
+        while node is not None:
             ctx = node._ctx
             if ctx.freed:              # scaffolding.Around.before_rule
                 freed_error(ctx)
             parents = ctx.parents
             index = node._tape_index
+            kept_parents = []          # what scaffolding.free keeps of each parent, once the rule has run
             for p in parents:
                 if p._tape_index > index:
                     changed_error(ctx, p)
+                if p._ctx is None and p.requires_grad:
+                    kept_parents.append(p)
+                else:
+                    kept = skeletons.get(p)
+                    if kept is None:
+                        kept = skeletons[p] = Skeleton(p)
+                    kept_parents.append(kept)
             fresh = False              # the parents' gradients: new arrays of their shapes (a slice's)
             if g is None:
                 pgs = (None,) * len(parents)
@@ -93,16 +98,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                         recording, state.grad_enabled = state.grad_enabled, False
                     pgs = ctx.backward(Tensor._result(g, None), node)
                     pgs = tuple(pg if pg is None else pg._data for pg in (pgs if isinstance(pgs, tuple) else (pgs,)))
-            kept_parents = []          # scaffolding.free
-            for p in parents:
-                if p._ctx is None and p.requires_grad:
-                    kept_parents.append(p)
-                else:
-                    kept = skeletons.get(p)
-                    if kept is None:
-                        kept = skeletons[p] = Skeleton(p)
-                    kept_parents.append(kept)
-            ctx.__dict__ = {"parents": tuple(kept_parents), "scope": ctx.scope, "freed": True}
+            ctx.__dict__ = {"parents": tuple(kept_parents), "scope": ctx.scope, "freed": True}   # scaffolding.free
             for parent, pg in zip(parents, pgs):   # autograd.accumulate
                 if not parent.requires_grad:
                     continue
@@ -123,22 +119,28 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                     grads[parent] = pg if before is None else _array(before + pg)
                     if before is not None:
                         owned[parent] = grads[parent]
+            if not ready:
+                break
+            node = pop(ready)[-1]      # the newest tensor left: its gradient is complete
+            g = grads.pop(node)
+            if owned:
+                owned.pop(node, None)  # handed to the rules now, which may share it
     except BaseException as error:     # the leaves the plain walk's heap gave before `node` get their .grad
         failed, newer = error, (-1, 0) if node is None else (node._tape_index, id(node))
         leaves = [t for t in leaves if (t._tape_index, id(t)) > newer]
     finally:
         if recording is not None:
             state.grad_enabled = recording
-    make, callers, holders = Tensor._result, id(given), {}   # autograd.into_leaf, for each leaf
+    make, holders = Tensor._result, {}   # autograd.into_leaf, for each leaf
     for node in leaves:
         g = grads.pop(node)
         if g is None:
             continue
         if node.grad is not None:
             node.grad = make(_array(node.grad._data + g), None)
-        elif id(g) == callers:         # the caller's gradient: copied
+        elif g is given:               # the caller's gradient: copied
             node.grad = make(g.copy(), None)
-        elif not (g.flags.owndata and g.flags.writeable):   # a view, or read-only: copied
+        elif not ((flags := g.flags).owndata and flags.writeable):   # a view, or read-only: copied
             node.grad = make(g.copy(), None)
         else:                          # kept by the leaf the plain walk's heap gives first, copied by the others
             holder = holders.get(id(g))
