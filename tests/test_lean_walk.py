@@ -348,8 +348,14 @@ def test_retain_graph_create_graph_anomaly_retain_grad_and_odd_gradients_go_to_t
     assert len(calls) == 6
     np.testing.assert_array_equal(h.grad.numpy(), [1.0, 1.0])
     del h
+    from tinygrad_like import composed
+    with composed():                                            # the fast path off: the plain walk
+        walk.backward((x * x).sum())
+        (x * x).sum().backward()
+    assert len(calls) == 8
     walk.backward((x * x).sum())
-    assert len(calls) == 6                                      # no feature in use: the lean walk
+    (x * x).sum().backward()
+    assert len(calls) == 8                                      # no feature in use: the lean walk
 
 
 @pytest.mark.parametrize("case", ["not a scalar", "wrong shape", "needs no grad"])

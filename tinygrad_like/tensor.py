@@ -64,7 +64,7 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
     def _result(cls, data: np.ndarray, ctx) -> "Tensor":
         """The one way an op's output is made (Function.apply calls it): `data` as it is, with no
         conversion and no checks, put on the tape; `ctx` is the op that made it (None: a constant)."""
-        t = cls.__new__(cls)
+        t = object.__new__(cls)        # without __init__, whose conversions and checks data needs none of
         t._data = data
         t.grad = None
         t.requires_grad = ctx is not None
@@ -271,7 +271,8 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         afterwards unless `retain_graph` (its skeleton stays, for draw_graph); `create_graph` records
         the backward pass, for higher-order gradients.
         """
-        dispatch.kernel("backward", backward)(self, gradient, retain_graph, create_graph)   # fast/walk.py's if on
+        # fast/walk.py's walk when the fast path registered it (inside composed() it calls this plain one)
+        dispatch.KERNELS.get("backward", backward)(self, gradient, retain_graph, create_graph)
 
 
 Function.make_tensor = Tensor._result

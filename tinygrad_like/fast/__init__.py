@@ -9,11 +9,13 @@
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
 - walk.py: Tensor.backward's walk when no feature is in use, in one function, on arrays
+- apply.py: Function.apply for the ops of one or two Tensors and no options (Add, Mul, Exp, ...)
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
   functions of four primitives (matmul on the pool, embedding rows, small powers, a value put where a mask says)
 
 Importing this package (which `import tinygrad_like` does) registers all of these with the core
-(dispatch.py) and changes nothing else: numpy's threads and the allocator stay as they are until
+(dispatch.py), gives the ops of one or two Tensors apply.py's apply, and changes nothing else: numpy's
+threads and the allocator stay as they are until
 `set_num_threads` or `tune_malloc` is called, or the first op that can share out work takes the defaults
 (every usable core, BLAS held to one thread, the allocator setting; pool.chosen).
 
@@ -23,7 +25,7 @@ core's composites run, as inside `tinygrad_like.composed()`), `with enabled(True
 from __future__ import annotations
 
 from tinygrad_like.dispatch import register_fused, register_kernel
-from tinygrad_like.fast import adam, arrays, elementwise, fused, pool, streams, walk
+from tinygrad_like.fast import adam, apply, arrays, elementwise, fused, pool, streams, walk
 from tinygrad_like.fast.memory import tune_malloc
 from tinygrad_like.fast.pool import get_num_threads, set_num_threads
 from tinygrad_like.function import fast_path, state
@@ -42,6 +44,7 @@ register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)
 register_kernel("keep_below", streams.keep_below)
 register_kernel("backward", walk.backward)
+apply.install()
 
 
 def enabled(on: bool | None = None):

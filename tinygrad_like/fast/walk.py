@@ -15,8 +15,9 @@ graph and its skeletons with their gradient norms, the errors on a freed or chan
 plain walk, written inline, so gradients are the same bits (tests/test_lean_walk.py walks many graphs both
 ways and compares them). Any other call goes to autograd.backward unchanged.
 
-Tensor.backward picks it through dispatch.kernel("backward", ...), so `composed()` and
-`fast.enabled(False)` run the plain walk; draw_graph, grad() and backprop_steps always call the plain one.
+Tensor.backward calls it when it is registered (dispatch.KERNELS["backward"]); inside `composed()` and
+`fast.enabled(False)` it calls the plain walk itself; draw_graph, grad() and backprop_steps always call the
+plain one.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import numpy as np
 from tinygrad_like import autograd, ops, scaffolding
 from tinygrad_like.dispatch import kernel
 from tinygrad_like.fast import elementwise
+from tinygrad_like.fast.apply import NO_OPTIONS
 from tinygrad_like.function import state
 from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, freed_error, norm
 from tinygrad_like.tensor import Tensor
@@ -34,14 +36,16 @@ from tinygrad_like.tensor import Tensor
 
 def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None:
     """autograd.backward(out, gradient, retain_graph, create_graph): the same gradients in every leaf's
-    .grad, the same graph freed, the same errors. Anything but a Tensor.backward() with no feature in use,
-    a plain Tensor `gradient` of out's shape (or none, for a one-number out), goes to autograd.backward.
+    .grad, the same graph freed, the same errors. Anything but a Tensor.backward() with the fast path on,
+    no feature in use, a plain Tensor `gradient` of out's shape (or none, for a one-number out), goes to
+    autograd.backward.
 
     The heap holds the tensors made by ops; a leaf waits in `leaves` and gets its .grad after the walk
     (nothing in the walk reads a leaf's .grad, and a leaf's gradient is complete once every op has been
     walked). When a rule raises, the leaves the plain walk would have finished by then (those newer than
     the node that raised) are finished first."""
-    if retain_graph or create_graph or not out.requires_grad or scaffolding._retained or state.detect_anomaly:
+    if (retain_graph or create_graph or not out.requires_grad or scaffolding._retained or not state.fused
+            or state.detect_anomaly):  # the fast path off (composed()), or a feature in use
         return autograd.backward(out, gradient, retain_graph, create_graph)
     if gradient is None and out._data.size == 1:
         given = np.ones_like(out._data)        # as autograd.seed
@@ -98,7 +102,11 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                         recording, state.grad_enabled = state.grad_enabled, False
                     pgs = ctx.backward(Tensor._result(g, None), node)
                     pgs = tuple(pg if pg is None else pg._data for pg in (pgs if isinstance(pgs, tuple) else (pgs,)))
-            ctx.__dict__ = {"parents": tuple(kept_parents), "scope": ctx.scope, "freed": True}   # scaffolding.free
+            if ctx.options is NO_OPTIONS:   # made by fast/apply.py: it holds parents, scope and options only
+                ctx.parents, ctx.freed = tuple(kept_parents), True
+                del ctx.options
+            else:                      # scaffolding.free
+                ctx.__dict__ = {"parents": tuple(kept_parents), "scope": ctx.scope, "freed": True}
             for parent, pg in zip(parents, pgs):   # autograd.accumulate
                 if not parent.requires_grad:
                     continue
@@ -131,7 +139,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
     finally:
         if recording is not None:
             state.grad_enabled = recording
-    make, holders = Tensor._result, {}   # autograd.into_leaf, for each leaf
+    make, holders = Tensor._result, None   # autograd.into_leaf, for each leaf
     for node in leaves:
         g = grads.pop(node)
         if g is None:
@@ -143,6 +151,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
         elif not ((flags := g.flags).owndata and flags.writeable):   # a view, or read-only: copied
             node.grad = make(g.copy(), None)
         else:                          # kept by the leaf the plain walk's heap gives first, copied by the others
+            holders = {} if holders is None else holders   # {id of an array: the leaf that keeps it}
             holder = holders.get(id(g))
             if holder is None:
                 holders[id(g)] = node
