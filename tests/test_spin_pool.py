@@ -76,6 +76,63 @@ def test_program_shapes_in_float32_are_numpys_bit_for_bit(m, k, n):
         np.testing.assert_array_equal(spin_pool.matmul(la, b, workers=1), a @ b)
 
 
+def stack_layouts(x):
+    """A stack x (..., r, c) as it is, with each matrix in F order, with its entries in reverse order in memory
+    (a negative batch stride), and with its two leading axes swapped in memory (heads split off a row:
+    batch strides that do not collapse into one)."""
+    forms = {"C": x, "F": np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)}
+    if x.ndim > 2:
+        forms["reversed"] = x[::-1].copy()[::-1]
+    if x.ndim == 4:
+        forms["heads"] = np.swapaxes(np.swapaxes(x, 0, 1).copy(), 0, 1)
+    return forms
+
+
+STACKS = [((32, 4, 16, 16), (32, 4, 16, 16)), ((64, 3, 11, 16), (64, 3, 16, 11)), ((5, 7, 3), (5, 3, 9)),
+          ((3, 2, 2), (3, 2, 2)), ((4, 5, 1), (4, 1, 3)), ((2, 3, 33, 65), (2, 3, 65, 17)), ((6, 5, 4), (4, 3)),
+          ((1, 1, 9, 8), (1, 1, 8, 7))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape_a,shape_b", STACKS)
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_stacked_product_is_numpys_bit_for_bit(shape_a, shape_b, dtype, workers):
+    """One gemm per entry, the calls numpy's matmul makes: the same bits, whichever thread makes them."""
+    a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
+    for name_a, la in stack_layouts(a).items():
+        for name_b, lb in stack_layouts(b).items():
+            out = spin_pool.matmul_stacked(la, lb, workers=workers)
+            assert out is not None and out.flags.c_contiguous, (name_a, name_b)
+            np.testing.assert_array_equal(out, la @ lb, err_msg=f"{name_a} @ {name_b}")   # F: other bits than C
+
+
+@pytest.mark.parametrize("a,b,why", [
+    (np.ones((2, 2, 2, 4, 4)), np.ones((2, 2, 2, 4, 4)), "three batch axes"),
+    (np.ones((3, 4, 4)), np.ones((1, 4, 4)), "batch axes that broadcast"),
+    (np.ones((3, 1, 4)), np.ones((3, 4, 4)), "one row: gemv"),
+    (np.ones((0, 4, 4)), np.ones((0, 4, 4)), "no entries"),
+])
+def test_stacks_it_cannot_take_are_none(a, b, why):
+    assert spin_pool.matmul_stacked(a, b) is None, why
+
+
+def test_attention_products_through_the_engine_give_the_bits_of_one_thread(two_threads):
+    """q kᵀ and its gradients (stacks of (32, 4) products, as makemore's attention makes them)."""
+    q, k = (rng.standard_normal((32, 4, 16, 16)).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal((32, 4, 16, 16)).astype(np.float32)
+
+    def run():
+        tq, tk = Tensor(q, requires_grad=True), Tensor(k, requires_grad=True)
+        att = tq @ tk.transpose(-2, -1)
+        att.backward(Tensor(g))
+        return [att.numpy(), tq.grad.numpy(), tk.grad.numpy()]
+    two = run()
+    assert spin_pool.alive() == 1
+    tinygrad_like.set_num_threads(1)
+    for got, want in zip(two, run()):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bias_added_after_the_product_is_numpys_sum(dtype):
     a, b, bias = (rng.standard_normal(s).astype(dtype) for s in [(301, 64), (64, 96), (96,)])

@@ -24,6 +24,7 @@ passing between the two, then costs more than the second core gives.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -52,6 +53,7 @@ def _default_threads() -> int:
 _threads: int | None = None  # None until set_num_threads, or the first op that can share out work (chosen())
 MIN_BYTES = 512 << 10   # attention scores below this run on one thread (benchmarks/bench_threads.py)
 MIN_FLOPS = 34 << 20    # products below this run on one thread: waking a second thread costs more than it gives
+CALL_FLOPS = 1 << 15     # a stack's product costs about this many flops more per entry (a gemm call each)
 _workers: list = []  # the pool's threads beyond the caller's (_Worker), made on first use
 _busy = threading.Lock()  # held while run() has the workers: a second caller (or a job) runs inline
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
@@ -228,14 +230,22 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.nd
     along their first axis) shared out among the pool's threads; each thread writes its own rows of the
     result, and adds `add` (a bias, broadcast over rows) to them while they are still in its cache,
     instead of one more pass over the whole output after. Rows of a product of at least
-    spin_pool.MIN_FLOPS go to the C threads (spin_pool.py) when they can take it; else a product of at
-    least MIN_FLOPS goes to this pool's threads. Other shapes: np.matmul, then the add."""
+    spin_pool.MIN_FLOPS (a stack's entries, each counted CALL_FLOPS more) go to the C threads
+    (spin_pool.py) when they can take it; else a product of at least MIN_FLOPS goes to this pool's
+    threads. Other shapes: np.matmul, then the add."""
     n = chosen()
     flops = 2 * a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0   # 0: empty, np.matmul's
     if n > 1 and flops and flops >= spin_pool.MIN_FLOPS and b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):
         out = spin_pool.matmul(a.reshape(-1, a.shape[-1]), b, add, n - 1)       # C threads: None if it can't
         if out is not None:
             return out.reshape(*a.shape[:-1], b.shape[-1])
+    if n > 1 and flops and a.ndim > 2 and (b.ndim == 2 or a.shape[:-2] == b.shape[:-2]) and \
+            flops + CALL_FLOPS * math.prod(a.shape[:-2]) >= spin_pool.MIN_FLOPS:
+        out = spin_pool.matmul_stacked(a, b, n - 1)                              # C threads: None if they can't
+        if out is not None:
+            if add is not None:
+                np.add(out, add, out=out)
+            return out
     if n > 1 and flops and flops >= MIN_FLOPS:
         if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):         # rows of a (a view: no copy)
             rows = a.reshape(-1, a.shape[-1])

@@ -8,11 +8,14 @@ before they sleep (spin_pool.c says what that trades); the caller is one ctypes 
 the GIL, posts the workers' rows, computes its own and waits for theirs. So a product of a training step
 can be shared out from MIN_FLOPS on, far below pool.MIN_FLOPS.
 
-`matmul(a, b, add)` and `matmul_pair(a1, b1, a2, b2)` give numpy's `a @ b` bit for bit, or None when
-they cannot take the product (the caller then takes the Python pool's path): the pool is unavailable
-(`reason()` says why), the arrays are not 2-D of one dtype, float32 or float64, laid out for BLAS (unit
-steps along rows or columns), or the product is one numpy computes another way (one row or one
-column: gemv; a @ aᵀ of one buffer: syrk). Available means: a C compiler, numpy's BLAS is an ILP64
+`matmul(a, b, add)` (rows of a shared out), `matmul_pair(a1, b1, a2, b2)` (two products at once) and
+`matmul_stacked(a, b)` (the entries of stacks shared out) give numpy's `a @ b`, or None when they cannot
+take the product (the caller then takes the Python pool's path): the pool is unavailable (`reason()` says
+why), the matrices are not of one dtype, float32 or float64, laid out for BLAS (unit steps along rows or
+columns), or the product is one numpy computes another way (one row or one column: gemv; a @ aᵀ of one
+buffer: syrk). Stacks get numpy's bits (the same gemm calls, entry by entry); a block of rows can get
+other kernels from OpenBLAS than the whole product, so `matmul` is within the gemm bound of numpy's,
+often not bit for bit in float64 (tests/test_spin_pool.py). Available means: a C compiler, numpy's BLAS is an ILP64
 OpenBLAS exporting cblas sgemm and dgemm (numpy's wheels: scipy-openblas64), and numpy's array layout
 is the one spin_pool.c reads. TINYGRAD_LIKE_SPIN_POOL=off turns it off.
 """
@@ -88,7 +91,9 @@ def library():
     lib.spin_layout_ok.argtypes = [obj, i64, i64, i64, i64]
     lib.spin_matmul.argtypes = [obj, obj, obj, ctypes.c_void_p, i64]   # the bias: id() or None
     lib.spin_matmul_pair.argtypes = [obj] * 6 + [i64]
-    for fn in (lib.spin_layout_ok, lib.spin_matmul, lib.spin_matmul_pair, lib.spin_sleeping, lib.spin_alive):
+    lib.spin_matmul_stacked.argtypes = [obj, obj, obj, i64]
+    for fn in (lib.spin_layout_ok, lib.spin_matmul, lib.spin_matmul_pair, lib.spin_matmul_stacked, lib.spin_sleeping,
+               lib.spin_alive):
         fn.restype = i64
     probe = np.empty((3, 5))[::2]                                       # 2 rows 80 bytes apart
     if not lib.spin_layout_ok(probe, probe.ctypes.data, 2, 2, 80):
@@ -144,6 +149,21 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None, workers:
         configure(workers)
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
     return out if lib.spin_matmul(a, b, out, None if add is None else id(add), a.itemsize) >= 0 else None
+
+
+def matmul_stacked(a: np.ndarray, b: np.ndarray, workers: int = 1):
+    """a @ b for stacks a (..., m, k) of one or two batch axes and b (..., k, n) of the same batch axes, or
+    b (k, n), the entries shared out among the caller and `workers` C threads, one gemm per entry as
+    numpy's matmul makes them; None when this pool cannot take it (module docstring)."""
+    lib = library()
+    same_stacks = b.ndim == 2 or a.shape[:-2] == b.shape[:-2]
+    if (lib is None or a.ndim not in (3, 4) or b.ndim not in (2, a.ndim) or not same_stacks or a.size == 0
+            or not _fits(a[(0,) * (a.ndim - 2)], b[(0,) * (b.ndim - 2)])):                 # the first entries
+        return None
+    if workers != _workers:
+        configure(workers)
+    out = np.empty(a.shape[:-1] + b.shape[-1:], a.dtype)
+    return out if lib.spin_matmul_stacked(a, b, out, a.itemsize) >= 0 else None
 
 
 def matmul_pair(a1, b1, a2, b2, workers: int = 1):

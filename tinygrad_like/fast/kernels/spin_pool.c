@@ -36,7 +36,8 @@ typedef void (*dgemm_fn)(int, int, int, blasint, blasint, blasint, double, const
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { IDLE, POSTED, TAKEN, DONE, STOP };
-enum { DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS, JOB_LEN };
+enum { DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS,
+       LO, HI, INNER, SA0, SA1, SB0, SB1, SC0, SC1, JOB_LEN };   /* a stack's entries lo..hi, see run_job */
 #define MAX_WORKERS 63
 
 typedef struct {
@@ -76,27 +77,38 @@ static void futex_wake(_Atomic int *word) {
     syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* One job: the gemm, then the bias added to each row of C (one rounding, as numpy's add). */
-static void run_job(const int64_t *j) {
+/* One gemm, then the bias added to each row of C (one rounding, as numpy's add). */
+static void gemm_once(const int64_t *j, const char *a, const char *b, char *c_) {
     int ta = j[TA] ? TRANS : NO_TRANS, tb = j[TB] ? TRANS : NO_TRANS;
     if (j[M] == 0 || j[N] == 0)
         return;
     if (j[DTYPE] == 4) {
-        float *c = (float *)j[C];
-        sgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0f, (const float *)j[A], j[LDA], (const float *)j[B],
-              j[LDB], 0.0f, c, j[LDC]);
+        float *c = (float *)c_;
+        sgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0f, (const float *)a, j[LDA], (const float *)b, j[LDB], 0.0f,
+              c, j[LDC]);
         const float *bias = (const float *)j[BIAS];
         if (bias)
             for (int64_t r = 0; r < j[M]; r++)
                 for (int64_t i = 0; i < j[N]; i++) c[r * j[LDC] + i] += bias[i];
     } else {
-        double *c = (double *)j[C];
-        dgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0, (const double *)j[A], j[LDA], (const double *)j[B],
-              j[LDB], 0.0, c, j[LDC]);
+        double *c = (double *)c_;
+        dgemm(ROW_MAJOR, ta, tb, j[M], j[N], j[K], 1.0, (const double *)a, j[LDA], (const double *)b, j[LDB], 0.0,
+              c, j[LDC]);
         const double *bias = (const double *)j[BIAS];
         if (bias)
             for (int64_t r = 0; r < j[M]; r++)
                 for (int64_t i = 0; i < j[N]; i++) c[r * j[LDC] + i] += bias[i];
+    }
+}
+
+/* One job: a gemm for each entry e in LO..HI of a stack with two batch axes (INNER entries along the
+ * second), entry e = (e / INNER, e % INNER) at A + SA0·(e / INNER) + SA1·(e % INNER) bytes, likewise B
+ * and C; a product that is no stack is the one entry 0 of 1. */
+static void run_job(const int64_t *j) {
+    for (int64_t e = j[LO]; e < j[HI]; e++) {
+        int64_t outer = e / j[INNER], inner = e % j[INNER];
+        gemm_once(j, (const char *)j[A] + j[SA0] * outer + j[SA1] * inner,
+                  (const char *)j[B] + j[SB0] * outer + j[SB1] * inner, (char *)j[C] + j[SC0] * outer + j[SC1] * inner);
     }
 }
 
@@ -261,6 +273,8 @@ static int make_job(int64_t *job, const array_head *a, const array_head *b, cons
     job[DTYPE] = size, job[M] = a->dims[0], job[K] = a->dims[1], job[N] = b->dims[1];
     job[A] = (int64_t)a->data, job[B] = (int64_t)b->data, job[C] = (int64_t)out->data, job[LDC] = job[N];
     job[BIAS] = bias ? (int64_t)bias->data : 0;
+    job[LO] = 0, job[HI] = job[INNER] = 1;
+    job[SA0] = job[SA1] = job[SB0] = job[SB1] = job[SC0] = job[SC1] = 0;
     return 1;
 }
 
@@ -281,6 +295,41 @@ int64_t spin_matmul(const array_head *a, const array_head *b, const array_head *
         cut[p][M] = hi - lo;
         cut[p][A] = job[A] + size * (job[TA] ? lo : lo * job[LDA]);  /* row lo of op(A) */
         cut[p][C] = job[C] + size * lo * job[LDC];
+    }
+    return spin_run(cut[0], parts);
+}
+
+/* The last two axes of x (an array of nd >= 2 axes): the matrix of each entry of a stack. */
+static array_head matrix_of(const array_head *x) {
+    array_head m = *x;
+    m.dims += x->nd - 2, m.strides += x->nd - 2, m.nd = 2;
+    return m;
+}
+
+/* out = a @ b for stacks a (s0, s1, m, k) or (s1, m, k), b of a's batch axes or 2-D (k, n) (the same
+ * matrix for every entry), out C-contiguous: one gemm per entry, as numpy's matmul makes them (the same
+ * calls, so the same bits), the entries cut into (workers + 1) runs of neighbours. -1 (nothing done)
+ * when make_job says no to the entries' matrices or there are more than two batch axes. */
+int64_t spin_matmul_stacked(const array_head *a, const array_head *b, const array_head *out, int64_t size) {
+    int64_t job[JOB_LEN], cut[MAX_WORKERS + 1][JOB_LEN];
+    int batch = a->nd - 2;
+    if (batch < 1 || batch > 2 || out->nd != a->nd || (b->nd != a->nd && b->nd != 2))
+        return -1;
+    array_head ma = matrix_of(a), mb = matrix_of(b), mo = matrix_of(out);
+    if (!make_job(job, &ma, &mb, &mo, NULL, size))
+        return -1;
+    int stacked_b = b->nd == a->nd;
+    job[INNER] = a->dims[batch - 1];
+    job[SA1] = a->strides[batch - 1], job[SB1] = stacked_b ? b->strides[batch - 1] : 0;
+    job[SC1] = out->strides[batch - 1];
+    if (batch == 2)
+        job[SA0] = a->strides[0], job[SB0] = stacked_b ? b->strides[0] : 0, job[SC0] = out->strides[0];
+    int64_t entries = (batch == 2 ? a->dims[0] : 1) * job[INNER], parts = wanted + 1 < entries ? wanted + 1 : entries;
+    if (parts < 1)
+        parts = 1;
+    for (int64_t p = 0; p < parts; p++) {
+        memcpy(cut[p], job, sizeof job);
+        cut[p][LO] = entries * p / parts, cut[p][HI] = entries * (p + 1) / parts;
     }
     return spin_run(cut[0], parts);
 }
