@@ -5,9 +5,9 @@ at the real programs' sizes.
 
 1. Hand-over: a run of two empty items on the Python pool (pool.run), and a product too small to be
    work, (4, 1) @ (1, 2), on the C threads (spin_pool.matmul: the caller posts 2 rows, does its 2,
-   waits), against the same call with no worker (the ctypes call alone). Back to back (the worker
-   still spinning or just asleep) and after 2 ms idle (the worker asleep on its futex or lock; on a VM
-   whose idle cores halt, the core too).
+   waits), against the same call with no worker (the ctypes call alone). Back to back, after 0.5 ms idle
+   (the C worker still spinning, spin_pool.SPIN_NS) and after 5 ms (every worker asleep on its futex or
+   lock; on a VM whose idle cores halt, the core too).
 2. Products (float32) at the programs' sizes: Linear forward rows @ Wᵀ and the backward's dx = g W,
    dW = gᵀ x of nanoGPT (768 rows, 128 wide), minGPT's sort demo (704 rows, 48 wide) and makemore's
    transformer (512 rows, 64 wide), on 1 thread (numpy), on 2 threads of the Python pool (its
@@ -85,7 +85,7 @@ def rounds_of(measure, variants, rounds):
 def handover(rounds: int, repeats: int) -> None:
     a, b = np.ones((4, 1), np.float32), np.ones((1, 2), np.float32)
     print("\nhand-over (us per call, median):")
-    for idle, label in ((0.0, "back to back"), (0.002, "after 2 ms idle")):
+    for idle, label in ((0.0, "back to back"), (0.0005, "after 0.5 ms idle"), (0.005, "after 5 ms idle")):
         n = repeats if not idle else max(repeats // 4, 20)
         python = rounds_of(lambda: per_call_us(lambda: pool.run(lambda i: None, range(2)), n, idle),
                            [VARIANTS[1]], rounds)
@@ -93,7 +93,7 @@ def handover(rounds: int, repeats: int) -> None:
                           rounds)
         c_none = rounds_of(lambda: per_call_us(lambda: spin_pool.matmul(a, b, workers=0), n, idle), [VARIANTS[2]],
                            rounds)
-        print(f"  {label:16s} Python pool run of 2 empty items {python['Python pool 2']:6.1f} | C threads, "
+        print(f"  {label:17s} Python pool run of 2 empty items {python['Python pool 2']:6.1f} | C threads, "
               f"2 rows each {c_two['C threads 2']:6.1f}, no worker {c_none['C threads 2']:5.1f}")
 
 

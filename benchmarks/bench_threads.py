@@ -5,7 +5,9 @@
 1. Each kind of work in a training step of the small config (B=16, T=128, 4 heads of 32, 128 wide),
    forward and backward, on 1 thread and on 2, alternated round by round in this process (medians):
    - matmuls: the four Linear products of a block (c_attn, c_proj, c_fc, mlp c_proj), their rows shared
-     out on the engine's pool (`tinygrad_like.set_num_threads`, `pool.matmul`; BLAS held to 1 thread);
+     out on the engine's pool (`tinygrad_like.set_num_threads`, `pool.matmul`, which hands them to the C
+     threads of fast/spin_pool.py; BLAS held to 1 thread; benchmarks/bench_handover.py compares those
+     with the Python pool's threads, product by product, and measures the hand-over itself);
      and, for comparison, the same products on numpy's BLAS with 2 threads of its own (threadpoolctl);
    - attention: `MultiHeadAttention`, whose chunks of batch entries run on the pool;
    - elementwise: GELU over (16, 128, 512), LayerNorm over (16, 128, 128) and cross-entropy over
