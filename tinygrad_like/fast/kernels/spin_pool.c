@@ -39,6 +39,11 @@ enum { IDLE, POSTED, TAKEN, DONE, STOP };
 enum { DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS,
        LO, HI, INNER, SA0, SA1, SB0, SB1, SC0, SC1, JOB_LEN };   /* a stack's entries lo..hi, see run_job */
 #define MAX_WORKERS 63
+/* Pauses between two sched_yield calls of a spinning thread (a pause is tens of cycles, a yield a system
+ * call): a thread of the Python pool or another process waiting for this core (run at the same real-time
+ * priority, where the scheduler does not take the core from a spinning thread) gets it within a few
+ * microseconds. */
+#define YIELD_EVERY 128
 
 typedef struct {
     _Alignas(64) _Atomic int state;                               /* IDLE, POSTED, TAKEN, DONE or STOP */
@@ -124,7 +129,7 @@ static int wait_for_work(slot_t *s) {
         if (spins % 16)
             continue;
         if (now_ns() - start < spin_ns) {
-            if (spins % 1024 == 0)
+            if (spins % YIELD_EVERY == 0)
                 sched_yield();
             continue;
         }
@@ -222,7 +227,7 @@ int64_t spin_run(const int64_t *jobs, int64_t count) {
         }
         for (unsigned spins = 1; atomic_load_explicit(&s->state, memory_order_acquire) != DONE; spins++) {
             pause_once();
-            if (spins % 1024 == 0)
+            if (spins % YIELD_EVERY == 0)
                 sched_yield();
         }
         atomic_store(&s->state, IDLE);
