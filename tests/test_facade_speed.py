@@ -131,3 +131,22 @@ def test_sort_of_one_row_reads_the_values_as_take_along_axis_does(descending):
         assert values.dtype == data.dtype and values.numpy().tobytes() == expected.tobytes()
         if not np.isnan(data).any():
             assert np.array_equal(values.numpy(), np.sort(data)[::-1] if descending else np.sort(data))
+
+
+def test_transpose_is_permute_of_the_swapped_axes_and_split_cuts_where_it_did():
+    """transpose applies Permute itself (its order is a permutation by construction); split's starts are
+    running sums of the sizes. Both against the spelled-out answers, gradients included."""
+    from tinygrad_like.errors import DimError
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4), requires_grad=True)
+    for d0 in range(-3, 3):
+        for d1 in range(-3, 3):
+            t = x.transpose(d0, d1)
+            assert np.array_equal(t.numpy(), np.swapaxes(x.numpy(), d0, d1)) and type(t._ctx).__name__ == "Permute"
+    (x.transpose(0, 2) * Tensor(np.arange(24, dtype=np.float32).reshape(4, 3, 2))).sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.arange(24, dtype=np.float32).reshape(4, 3, 2).transpose(2, 1, 0))
+    with pytest.raises(DimError, match="transpose: dim 3 is out of range"):
+        x.transpose(0, 3)
+    for sizes, dim in [(2, -1), ([1, 3], 2), ([0, 2, 1], 1), (5, 0)]:
+        parts = x.split(sizes, dim)
+        cuts = np.cumsum([p.shape[dim] for p in parts])[:-1]
+        assert all(np.array_equal(p.numpy(), q) for p, q in zip(parts, np.split(x.numpy(), cuts, axis=dim)))

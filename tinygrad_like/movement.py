@@ -188,7 +188,7 @@ class MovementMixin:
         dim0, dim1 = self._dim(dim0, "transpose"), self._dim(dim1, "transpose")
         order = list(range(self.ndim))
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        return self.permute(*order)
+        return ops.Permute.apply(self, order=tuple(order))   # a permutation by construction: permute's checks pass
 
     def flatten(self, start_dim=0, end_dim=-1):
         """Axes start_dim..end_dim (both included) merged into one: (2, 3, 4).flatten(1) is (2, 12)."""
