@@ -6,8 +6,8 @@ at the real programs' sizes.
 1. Hand-over: a run of two empty items on the Python pool (pool.run), and a product too small to be
    work, (4, 1) @ (1, 2), on the C threads (spin_pool.matmul: the caller posts 2 rows, does its 2,
    waits), against the same call with no worker (the ctypes call alone). Back to back, after 0.5 ms idle
-   (the C worker still spinning, spin_pool.SPIN_NS) and after 5 ms (every worker asleep on its futex or
-   lock; on a VM whose idle cores halt, the core too).
+   and after 5 ms (both past spin_pool.SPIN_NS: every worker asleep on its futex or lock; on a VM whose
+   idle cores halt, the core too).
 2. Products (float32) at the programs' sizes: Linear forward rows @ Wᵀ and the backward's dx = g W,
    dW = gᵀ x of nanoGPT (768 rows, 128 wide), minGPT's sort demo (704 rows, 48 wide) and makemore's
    transformer (512 rows, 64 wide), on 1 thread (numpy), on 2 threads of the Python pool (its

@@ -34,11 +34,13 @@ from tinygrad_like.fast.kernels import c_build
 SOURCE = Path(__file__).with_name("kernels") / "spin_pool.c"
 FLAGS = ["-O2", "-pthread", "-shared", "-fPIC"]
 # How long a worker spins for the next product before it sleeps (TINYGRAD_LIKE_SPIN_US overrides it):
-# long enough to span the attention and elementwise ops between a training step's products, so that a
-# product rarely finds its worker asleep (a thread and, on a VM, a halted core to wake), short enough
-# that a process gone idle gives its core back at once to a person's eye. It trades a second core kept
-# busy through a training loop, as PyTorch's OpenMP threads keep theirs, for that wake-up.
-SPIN_NS = 2_000_000
+# long enough to span the small ops between a training step's products, so that a product rarely finds
+# its worker asleep (a thread and, on a VM, a halted core to wake); short enough that the Python pool's
+# threads (attention's chunks, GELU's runs), which want that second core right after a product, seldom
+# find it taken by a spinning worker (a longer spin made bench_train's small config slower at 2 threads:
+# benchmarks/bench_revisions.py), and that a process gone idle gives its core back at once. It trades a
+# second core kept busy between products, as PyTorch's OpenMP threads keep theirs, for that wake-up.
+SPIN_NS = 200_000
 MIN_FLOPS = 2 << 20  # products from here on are shared out by this pool (benchmarks/bench_threads.py)
 GEMM_NAMES = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_", "cblas_{}gemm_64")   # ILP64 OpenBLAS spellings
 _failure: str | None = None
