@@ -300,3 +300,23 @@ def test_without_the_library_products_take_the_python_pool(monkeypatch, breaks, 
         spin_pool.library.cache_clear()
         monkeypatch.undo()
         assert spin_pool.library() is not None
+
+
+def test_the_python_pool_puts_spinning_workers_to_sleep(two_threads, monkeypatch):
+    """A worker spinning for the next product sleeps as soon as the Python pool starts its threads
+    (pool.run calls park()), so attention's chunks and GELU's runs find the second core free; the next
+    product wakes it and gets its rows done."""
+    monkeypatch.setenv("TINYGRAD_LIKE_SPIN_US", "20000000")            # 20 s: only park() ends this spin
+    spin_pool.configure(1)
+    a, b = rng.standard_normal((200, 100)), rng.standard_normal((100, 100))
+    pool.matmul(a, b)
+    time.sleep(0.05)
+    assert spin_pool.alive() == 1 and spin_pool.sleeping() == 0       # still spinning
+    pool.run(lambda item: None, range(4))
+    deadline = time.monotonic() + 5
+    while spin_pool.sleeping() < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert spin_pool.sleeping() == 1
+    np.testing.assert_allclose(pool.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    monkeypatch.delenv("TINYGRAD_LIKE_SPIN_US")
+    spin_pool.configure(1)                                              # back to SPIN_NS for the next tests

@@ -129,6 +129,7 @@ def run(task, items) -> None:
                 task(item)
 
         helpers = _start()[:n - 1]
+        spin_pool.park()                                                        # the C threads' cores
         for worker in helpers:
             worker.begin(work)
         try:

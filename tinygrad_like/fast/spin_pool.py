@@ -35,12 +35,11 @@ SOURCE = Path(__file__).with_name("kernels") / "spin_pool.c"
 FLAGS = ["-O2", "-pthread", "-shared", "-fPIC"]
 # How long a worker spins for the next product before it sleeps (TINYGRAD_LIKE_SPIN_US overrides it):
 # long enough to span the small ops between a training step's products, so that a product rarely finds
-# its worker asleep (a thread and, on a VM, a halted core to wake); short enough that the Python pool's
-# threads (attention's chunks, GELU's runs), which want that second core right after a product, seldom
-# find it taken by a spinning worker (a longer spin made bench_train's small config slower at 2 threads:
-# benchmarks/bench_revisions.py), and that a process gone idle gives its core back at once. It trades a
-# second core kept busy between products, as PyTorch's OpenMP threads keep theirs, for that wake-up.
-SPIN_NS = 200_000
+# its worker asleep (a thread and, on a VM, a halted core to wake), short enough that a process gone
+# idle gives its core back at once. It trades a second core kept busy between products, as PyTorch's
+# OpenMP threads keep theirs, for that wake-up. The Python pool's threads (attention's chunks, GELU's
+# runs) want that core too: the Python pool puts spinning workers to sleep before it starts (park()).
+SPIN_NS = 2_000_000
 MIN_FLOPS = 2 << 20  # products from here on are shared out by this pool (benchmarks/bench_threads.py)
 GEMM_NAMES = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_", "cblas_{}gemm_64")   # ILP64 OpenBLAS spellings
 _failure: str | None = None
@@ -90,6 +89,7 @@ def library():
     obj, i64 = ctypes.py_object, ctypes.c_int64
     lib.spin_configure.argtypes = [i64, i64, ctypes.c_void_p, ctypes.c_void_p]
     lib.spin_configure.restype = None
+    lib.spin_park.argtypes, lib.spin_park.restype = [], None
     lib.spin_layout_ok.argtypes = [obj, i64, i64, i64, i64]
     lib.spin_matmul.argtypes = [obj, obj, obj, ctypes.c_void_p, i64]   # the bias: id() or None
     lib.spin_matmul_pair.argtypes = [obj] * 6 + [i64]
@@ -178,6 +178,13 @@ def matmul_pair(a1, b1, a2, b2, workers: int = 1):
         configure(workers)
     out1, out2 = np.empty((a1.shape[0], b1.shape[1]), a1.dtype), np.empty((a2.shape[0], b2.shape[1]), a2.dtype)
     return (out1, out2) if lib.spin_matmul_pair(a1, b1, out1, a2, b2, out2, a1.itemsize) >= 0 else None
+
+
+def park() -> None:
+    """Put spinning C threads to sleep until the next product: the Python pool's threads are about to
+    want the cores they spin on."""
+    if _workers > 0:
+        library().spin_park()
 
 
 def sleeping() -> int:

@@ -59,6 +59,7 @@ static int64_t spin_ns;
 static sgemm_fn sgemm;
 static dgemm_fn dgemm;
 static atomic_flag busy = ATOMIC_FLAG_INIT;                       /* held by the caller that has the pool */
+static _Atomic int parked;                                        /* 1: spinning workers go to sleep now (spin_park) */
 
 static inline void pause_once(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -128,7 +129,7 @@ static int wait_for_work(slot_t *s) {
         pause_once();
         if (spins % 16)
             continue;
-        if (now_ns() - start < spin_ns) {
+        if (now_ns() - start < spin_ns && !atomic_load_explicit(&parked, memory_order_relaxed)) {
             if (spins % YIELD_EVERY == 0)
                 sched_yield();
             continue;
@@ -211,6 +212,7 @@ int64_t spin_run(const int64_t *jobs, int64_t count) {
         for (int64_t i = 0; i < count; i++) run_job(jobs + i * JOB_LEN);
         return 0;
     }
+    atomic_store_explicit(&parked, 0, memory_order_relaxed);
     int posted = 0, helped = 0;
     for (int64_t i = 1; i < count && posted < start_workers(); i++, posted++) {
         memcpy(slots[posted].job, jobs + i * JOB_LEN, sizeof(int64_t) * JOB_LEN);
@@ -348,6 +350,10 @@ int64_t spin_matmul_pair(const array_head *a1, const array_head *b1, const array
         return -1;
     return spin_run(jobs[0], 2);
 }
+
+/* Spinning workers stop spinning and sleep until the next product: the Python pool calls this before its
+ * threads start, so that they do not find the second core taken by a worker waiting for a product. */
+void spin_park(void) { atomic_store_explicit(&parked, 1, memory_order_relaxed); }
 
 /* How many workers are asleep on their futex now (for tests: the spin is bounded). */
 int64_t spin_sleeping(void) {
