@@ -119,3 +119,18 @@ def test_bench_elementwise_times_one_call_and_shared_for_every_kind_and_shape():
     assert (elementwise.SHARE_FROM, arrays.FILL_FROM) == thresholds                  # put back
     assert len(rows) == 3 * len(bench.SHAPES)
     assert all(r["one_call_ms"] > 0 and r["shared_ms"] > 0 and r["ratio"] > 0 for r in rows.values())
+
+
+def test_bench_streams_times_every_variant_of_dropouts_draw(capsys):
+    pytest.importorskip("numba", reason="the compiled draws are the `fast` extra's")
+    from tinygrad_like.fast import streams
+    if streams.twister_library() is None:
+        pytest.skip(f"twister.c does not build here: {streams.reason()}")
+    bench = load("bench_streams")
+    rows = bench.main(["--rounds", "1", "--repeats", "1"])
+    assert set(rows) == {f"{v} {name}" for v in bench.VARIANTS for name in [*bench.SHAPES, "per nanoGPT iteration"]}
+    assert all(r["us"] > 0 for r in rows.values())
+    for v in bench.VARIANTS:
+        assert rows[f"{v} per nanoGPT iteration"]["us"] == pytest.approx(
+            sum(count * rows[f"{v} {name}"]["us"] for name, (_, count) in bench.SHAPES.items()))
+    assert capsys.readouterr().out.startswith("machine: ")

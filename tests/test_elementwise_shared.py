@@ -186,10 +186,10 @@ def test_masked_fill_in_pieces_gives_np_where(shared):
 
 @pytest.mark.parametrize("n", [20_001, 100_000])
 def test_dropout_draw_in_pieces_gives_the_plain_mask(shared, n, monkeypatch):
-    """fast/streams.keep_below's pairs compared in pieces on the pool: the plain draw's mask, the stream left
-    at the same place."""
+    """fast/streams.keep_below's numba variant compares its pairs in pieces on the pool: the plain draw's mask,
+    the stream left at the same place (twister.c's variant draws in one pass on the calling thread)."""
     pytest.importorskip("numba", reason="the compiled draw needs numba (the `fast` extra)")
-    monkeypatch.delenv("TINYGRAD_LIKE_KERNELS", raising=False)
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "numba")
     from tinygrad_like.fast import streams
     from tinygrad_like.pytorch_streams.generator import TorchGenerator, bernoulli_threshold, keep_below
     fast_draw, plain_draw = TorchGenerator(31), TorchGenerator(31)

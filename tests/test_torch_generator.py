@@ -218,14 +218,18 @@ def test_bernoulli_on_the_threshold_itself():
 @pytest.mark.parametrize("skip", [0, 5, 623, 624, 1247, 300])
 @pytest.mark.parametrize("n", [512, 4097, 5000 * 2 + 1])
 @pytest.mark.parametrize("in_place", [True, False])
-def test_compiled_bernoulli_draws_the_plain_bits(skip, n, in_place, monkeypatch):
-    """fast/streams.py's keep_below (numba's twister) gives the plain draw's mask and leaves the stream where
-    the plain one does, from any position in a block (a pair of words straddling a twist included), on
-    numpy's state in place and through its public copy (where the in-place layout would not hold)."""
+@pytest.mark.parametrize("variant", ["c", "numba"])
+def test_compiled_bernoulli_draws_the_plain_bits(skip, n, in_place, variant, monkeypatch):
+    """fast/streams.py's keep_below (twister.c's or numba's twister) gives the plain draw's mask and leaves the
+    stream where the plain one does, from any position in a block (a pair of words straddling a twist
+    included), on numpy's state in place and through its public copy (where the in-place layout would not hold)."""
     pytest.importorskip("numba", reason="the compiled draw needs numba (the `fast` extra)")
-    monkeypatch.delenv("TINYGRAD_LIKE_KERNELS", raising=False)
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", variant)
     from tinygrad_like import fast
     from tinygrad_like.fast import streams
+    if variant == "c" and streams.twister_library() is None:
+        pytest.skip(f"twister.c does not build here: {streams.reason()}")
+    assert streams.variant(2 ** 52, n) == variant
     assert streams._layout_holds()                                # on this numpy; else the copy path runs
     monkeypatch.setattr(streams, "_layout_holds", lambda: in_place)
     from tinygrad_like.pytorch_streams.generator import bernoulli_threshold, keep_below

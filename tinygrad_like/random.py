@@ -137,13 +137,10 @@ def dropout_noise(shape, p: float, dtype) -> np.ndarray:
     in the tensor's precision (1/(1 − p) rounded from float32 operands), the engine's in float64 (then rounds
     once to dtype: the numbers (keep / (1 − p)).astype(dtype) gave, made in dtype from the start)."""
     dtype = np.dtype(dtype)
-    if _torch is not None:
-        keep = _torch.bernoulli(1 - p, tuple(shape))
-        scale = dtype.type(1) / dtype.type(1 - p)
-    else:
-        keep = _rng.random(shape) >= p
-        scale = dtype.type(1 / (1 - p))
-    return kernel("scaled", scaled)(keep, scale)
+    if _torch is not None:                              # the mask and the noise in one pass on the fast path
+        return _torch.bernoulli_scaled(1 - p, tuple(shape), dtype.type(1) / dtype.type(1 - p))
+    keep = _rng.random(shape) >= p
+    return kernel("scaled", scaled)(keep, dtype.type(1 / (1 - p)))
 
 
 def scaled(keep: np.ndarray, scale) -> np.ndarray:

@@ -7,7 +7,8 @@
   mask) in pieces on the pool, the same bits
 - memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
-- streams.py: PyTorch's bernoulli draw (dropout's mask) in one compiled pass, for pytorch_streams/generator.py
+- streams.py: PyTorch's bernoulli draw (dropout's mask, or its noise) in one compiled pass, for
+  pytorch_streams/generator.py
 - walk.py: Tensor.backward's walk when no feature is in use, in one function, on arrays
 - apply.py: Function.apply for the ops of one or two Tensors and no options (Add, Mul, Exp, ...)
 - arrays.py: shared array helpers (row sums and maxima as BLAS products, ...), and the faster array
@@ -43,6 +44,7 @@ register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)
 register_kernel("keep_below", streams.keep_below)
+register_kernel("keep_below_scaled", streams.keep_below_scaled)
 register_kernel("backward", walk.backward)
 apply.install()
 

@@ -255,6 +255,17 @@ class TorchGenerator:
         self._fresh = self._fresh and not n
         return kernel("keep_below", keep_below)(self._bits, bernoulli_threshold(p), n).reshape(shape)
 
+    def bernoulli_scaled(self, p: float, shape, scale) -> np.ndarray:
+        """bernoulli(p, shape) as numbers in scale's dtype (a numpy scalar): `scale` where True, else 0.
+        Dropout's noise (random.dropout_noise: p the chance to keep, scale 1/p); the fast path makes it in
+        one compiled pass from the twister's words (fast/streams.py)."""
+        p, n = float(p), math.prod(shape)
+        if not 0 <= p <= 1:
+            return _scaled(self.bernoulli(p, shape), scale)
+        self._fresh = self._fresh and not n
+        draw = kernel("keep_below_scaled", keep_below_scaled)
+        return draw(self._bits, bernoulli_threshold(p), n, scale).reshape(shape)
+
     def exponential(self, shape, dtype=np.float32, rate: float = 1.0) -> np.ndarray:
         """Tensor.exponential_(rate): −log1p(−u)/rate in float64 (u from 53 bits), rounded to dtype."""
         u = self._unit(math.prod(shape), np.float64)
@@ -295,6 +306,18 @@ def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
     """k < threshold (bool, n) for the 53-bit integers k of the twister's next n float64 uniforms: bernoulli's
     draw. The fast path registers a compiled twin (tinygrad_like/fast/streams.py), equal bit for bit."""
     return bits53(bits, n) < threshold
+
+
+def keep_below_scaled(bits: np.random.MT19937, threshold: int, n: int, scale) -> np.ndarray:
+    """keep_below's mask as numbers in scale's dtype: `scale` where kept, else 0 (dropout's noise). The fast
+    path registers a compiled twin that writes these numbers straight from the twister's words."""
+    return _scaled(keep_below(bits, threshold, n), scale)
+
+
+def _scaled(keep: np.ndarray, scale) -> np.ndarray:
+    noise = keep.astype(np.asarray(scale).dtype)
+    noise *= scale
+    return noise
 
 
 def bernoulli_threshold(p: float) -> int:
