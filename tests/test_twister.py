@@ -28,13 +28,11 @@ def c_draw(bits, threshold: int, n: int, scale=None) -> np.ndarray:
     lib = streams.twister_library()
     if scale is None:
         out = np.empty(n, dtype=bool)
-        streams._advance(bits, lambda key, at: lib.twister_keep_below(key.ctypes.data, at, threshold,
-                                                                      out.ctypes.data, n))
+        streams._advance(bits, lambda state: lib.twister_keep_below(state, threshold, out.ctypes.data, n))
         return out
     name, c_scale = streams.NOISE[scale.dtype]
     out = np.empty(n, dtype=scale.dtype)
-    streams._advance(bits, lambda key, at: getattr(lib, name)(key.ctypes.data, at, threshold, c_scale(scale),
-                                                                out.ctypes.data, n))
+    streams._advance(bits, lambda state: getattr(lib, name)(state, threshold, c_scale(scale), out.ctypes.data, n))
     return out
 
 
@@ -47,8 +45,12 @@ def same_state(a: TorchGenerator, b: TorchGenerator) -> None:
 @needs_c
 @pytest.mark.parametrize("skip", SKIPS)
 @pytest.mark.parametrize("scale", [None, np.float32(1.25), np.float64(1 / 0.7)])
-def test_c_draw_is_the_plain_draw(skip, scale):
-    """The mask, or the noise in float32 or float64, and the twister's state after, equal the plain draw's."""
+@pytest.mark.parametrize("in_place", [True, False])
+def test_c_draw_is_the_plain_draw(skip, scale, in_place, monkeypatch):
+    """The mask, or the noise in float32 or float64, and the twister's state after, equal the plain draw's, on
+    numpy's state in place and on a copy of its public state (where the layout would not be numpy's)."""
+    assert streams._layout_holds()                                # on this numpy; else the copy path runs
+    monkeypatch.setattr(streams, "_layout_holds", lambda: in_place)
     fast_draw, plain_draw = TorchGenerator(29), TorchGenerator(29)
     fast_draw.words(skip)
     plain_draw.words(skip)
@@ -83,8 +85,7 @@ def test_c_words_are_numpys_words():
         ours.words(skip)
         numpys.words(skip)
         words = np.empty(3001, dtype=np.uint32)
-        streams._advance(ours._bits, lambda key, at, out=words: lib.twister_words(key.ctypes.data, at,
-                                                                                  out.ctypes.data, 3001))
+        streams._advance(ours._bits, lambda state, out=words: lib.twister_words(state, out.ctypes.data, 3001))
         np.testing.assert_array_equal(words, numpys.words(3001))
         same_state(ours, numpys)
 

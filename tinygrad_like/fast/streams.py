@@ -15,7 +15,8 @@ bit for bit, and leave the stream where the plain draw leaves it (tests/test_twi
   thread pool, fast/elementwise.py), and the noise made from the mask in a third.
 
 numpy's state is read and written in place, through the address numpy gives (`bits.ctypes.state_address`,
-a C struct of the 624 uint32 words, then the position as a C int), under the bit generator's lock. That
+a C struct of the 624 uint32 words, then the position as a C int: the compiled draws take that address),
+under the bit generator's lock. That
 layout is numpy's, not a promise: `_layout_holds` checks it once against `bits.state` (numpy's public
 copy); where it does not hold, the words and position go through `bits.state` instead, a copy each way.
 
@@ -56,11 +57,14 @@ def keep_below(bits: np.random.MT19937, threshold: int, n: int) -> np.ndarray:
     if way == "c":
         out = np.empty(n, dtype=bool)
         fn = twister_library().twister_keep_below
-        _advance(bits, lambda key, at: fn(key.ctypes.data, at, threshold, out.ctypes.data, n))
+        _advance(bits, lambda state: fn(state, threshold, out.ctypes.data, n))
         return out
     from tinygrad_like.fast.kernels.numba_twister import pairs_below, words_into  # loads numba: only now
     words = np.empty(2 * n, dtype=np.uint32)
-    _advance(bits, lambda key, at: words_into(key, at, words))
+    def draw(state):
+        key, position = _state_arrays(state)
+        position[0] = words_into(key, int(position[0]), words)
+    _advance(bits, draw)
     def below(outs, ins):                                # a little-endian machine's pairs: see pairs_below
         pairs_below(ins[0], threshold, outs[0])
     return elementwise.share(below, (n,), bool, words.view(np.uint64))   # large draws in pieces on the pool
@@ -77,7 +81,7 @@ def keep_below_scaled(bits: np.random.MT19937, threshold: int, n: int, scale) ->
     name, c_scale = NOISE[dtype]
     out = np.empty(n, dtype=dtype)
     fn = getattr(twister_library(), name)
-    _advance(bits, lambda key, at: fn(key.ctypes.data, at, threshold, c_scale(scale), out.ctypes.data, n))
+    _advance(bits, lambda state: fn(state, threshold, c_scale(scale), out.ctypes.data, n))
     return out
 
 
@@ -107,12 +111,12 @@ def twister_library() -> ctypes.CDLL | None:
         _failure = str(error)
         return None
     pointer, count, word64 = ctypes.c_void_p, ctypes.c_long, ctypes.c_uint64
-    lib.twister_keep_below.argtypes = [pointer, count, word64, pointer, count]
+    lib.twister_keep_below.argtypes = [pointer, word64, pointer, count]
     for name, scale in NOISE.values():
-        getattr(lib, name).argtypes = [pointer, count, word64, scale, pointer, count]
-    lib.twister_words.argtypes = [pointer, count, pointer, count]
+        getattr(lib, name).argtypes = [pointer, word64, scale, pointer, count]
+    lib.twister_words.argtypes = [pointer, pointer, count]
     for name in ("twister_keep_below", "twister_words", *(name for name, _ in NOISE.values())):
-        getattr(lib, name).restype = count
+        getattr(lib, name).restype = None
     return lib
 
 
@@ -122,23 +126,22 @@ def reason() -> str | None:
 
 
 def _advance(bits: np.random.MT19937, run) -> None:
-    """run(key, position) -> the new position: a compiled draw on the bit generator's state (key: its 624
-    words as uint32, changed in place), under its lock; numpy's state itself where its layout is the one
-    _state_in_place reads, else a copy of its public state, written back."""
+    """run(address): a compiled draw on the bit generator's state at `address` (its 624 words as uint32, then
+    the position as a C int, changed in place), under its lock: numpy's own where its layout is that one
+    (_layout_holds), else a copy of numpy's public state laid out so, written back after."""
     with bits.lock:
         if _layout_holds():
-            key, position = _state_in_place(bits)
-            position[0] = run(key, int(position[0]))
-        else:
-            state = bits.state["state"]
-            key = np.array(state["key"], dtype=np.uint32)
-            at = run(key, int(state["pos"]))
-            bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": at}}
+            run(bits.ctypes.state_address)
+            return
+        state = bits.state["state"]
+        copy = np.empty(WORDS + 1, dtype=np.uint32)                    # the words, then the position
+        copy[:WORDS], copy[WORDS] = state["key"], state["pos"]
+        run(copy.ctypes.data)
+        bits.state = {"bit_generator": "MT19937", "state": {"key": copy[:WORDS], "pos": int(copy[WORDS])}}
 
 
-def _state_in_place(bits: np.random.MT19937) -> tuple:
-    """numpy arrays over the MT19937's own C state: its 624 words (uint32) and the position (one C int)."""
-    address = bits.ctypes.state_address
+def _state_arrays(address: int) -> tuple:
+    """numpy arrays over the state at `address`: its 624 words (uint32) and the position (one C int)."""
     key = np.ctypeslib.as_array((ctypes.c_uint32 * WORDS).from_address(address))
     position = np.ctypeslib.as_array((ctypes.c_int * 1).from_address(address + WORDS * 4))
     return key, position
@@ -146,9 +149,10 @@ def _state_in_place(bits: np.random.MT19937) -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def _layout_holds() -> bool:
-    """Whether _state_in_place reads what bits.state says, on a bit generator put in a known state."""
+    """Whether numpy's state at bits.ctypes.state_address is laid out as _state_arrays reads it (the words,
+    then the position), on a bit generator put in a known state (numpy's layout, not a promise)."""
     bits = np.random.MT19937()
     key = np.arange(1, WORDS + 1, dtype=np.uint32) * np.uint32(2654435761)
     bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 311}}
-    seen_key, seen_position = _state_in_place(bits)
+    seen_key, seen_position = _state_arrays(bits.ctypes.state_address)
     return bool((seen_key == key).all() and seen_position[0] == 311)

@@ -13,13 +13,19 @@
    vector instructions (built with -O3 -march=native, fast/streams.py). A pair whose first word is the
    last of a block and whose second is the first of the next one is drawn by itself, between the twists.
 
-   The state is numpy's MT19937's own (its 624 words, changed in place), `position` the index of the next
-   word (624: twist before the next one, as numpy leaves it); each function returns the new position. */
+   The state is numpy's MT19937's own, as numpy lays it out (its 624 words, then the index of the next word,
+   624 meaning "twist before the next one"), read and changed in place; fast/streams.py checks that layout
+   against numpy's public copy of the state before it hands this code numpy's address. */
 #include <stdint.h>
 #include <string.h>
 
 #define WORDS 624
 #define SHIFT 397
+
+typedef struct {
+    uint32_t key[WORDS];
+    int position;
+} state_t;
 
 static inline uint32_t mix(uint32_t word, uint32_t following, uint32_t far) {
     /* one word of the twist: word's top bit above following's low 31, shifted right once, XORed with
@@ -62,7 +68,8 @@ static inline uint64_t draw_of(uint64_t pair) {
 
 /* The body shared by the three results: `WRITE(i, kept)` stores draw i's result. */
 #define DRAWS(WRITE)                                                                         \
-    long done = 0;                                                                           \
+    uint32_t *key = state->key;                                                              \
+    long position = state->position, done = 0;                                               \
     while (done < n) {                                                                       \
         if (position == WORDS) {                                                             \
             twist(key);                                                                      \
@@ -89,29 +96,29 @@ static inline uint64_t draw_of(uint64_t pair) {
         done += count;                                                                       \
         position += 2 * count;                                                               \
     }                                                                                        \
-    return position;
+    state->position = (int)position;
 
 #define WRITE_MASK(i, kept) (out[i] = (kept))
 #define WRITE_NOISE(i, kept) (out[i] = (kept) ? scale : 0)
 
-long twister_keep_below(uint32_t *restrict key, long position, uint64_t threshold, uint8_t *restrict out, long n) {
+void twister_keep_below(state_t *restrict state, uint64_t threshold, uint8_t *restrict out, long n) {
     /* out[i] = 1 when draw i's k < threshold, else 0: bernoulli's mask */
     DRAWS(WRITE_MASK)
 }
 
-long twister_noise_f32(uint32_t *restrict key, long position, uint64_t threshold, float scale,
-                       float *restrict out, long n) {
+void twister_noise_f32(state_t *restrict state, uint64_t threshold, float scale, float *restrict out, long n) {
     /* out[i] = scale when draw i's k < threshold, else 0: dropout's noise */
     DRAWS(WRITE_NOISE)
 }
 
-long twister_noise_f64(uint32_t *restrict key, long position, uint64_t threshold, double scale,
-                       double *restrict out, long n) {
+void twister_noise_f64(state_t *restrict state, uint64_t threshold, double scale, double *restrict out, long n) {
     DRAWS(WRITE_NOISE)
 }
 
-long twister_words(uint32_t *restrict key, long position, uint32_t *restrict out, long n) {
+void twister_words(state_t *restrict state, uint32_t *restrict out, long n) {
     /* the next n words of the stream, tempered (for the tests: the twist and temper by themselves) */
+    uint32_t *key = state->key;
+    long position = state->position;
     for (long done = 0; done < n; done++) {
         if (position == WORDS) {
             twist(key);
@@ -119,5 +126,5 @@ long twister_words(uint32_t *restrict key, long position, uint32_t *restrict out
         }
         out[done] = temper(key[position++]);
     }
-    return position;
+    state->position = (int)position;
 }
