@@ -105,6 +105,47 @@ def test_torch_cat_without_a_graph_is_tensor_cats_array(shapes, dim, dtypes):
         assert _functions._joined([w] + parts[1:], dim) is not None
 
 
+STACKS = [([(6,)] * 12, 0), ([(6,)] * 3, -1), ([(2, 3)] * 2, 1), ([(2, 3)] * 3, -1), ([(2, 3)] * 2, -3), ([()] * 4, 0),
+          ([(1, 0, 3)] * 2, 2)]
+
+
+@pytest.mark.parametrize("shapes, dim", STACKS)
+@pytest.mark.parametrize("dtypes", [("int64",), ("float32",), ("float32", "int64"), ("bool", "int32"), ("uint16",)])
+def test_torch_stack_without_a_graph_is_tensor_stacks_array(shapes, dim, dtypes):
+    """torch.stack of tensors needing no gradient stacks the arrays in one numpy call (_stacked): the same
+    values, dtype and shape as Tensor.stack (a Reshape per tensor, then Cat), a new array, no graph node."""
+    import tinygrad_like.torch as torch
+    from tinygrad_like import no_grad
+    from tinygrad_like.torch import _functions
+    rng = np.random.default_rng(3)
+    parts = [Tensor(rng.integers(0, 9, size=s).astype(dtypes[i % len(dtypes)])) for i, s in enumerate(shapes)]
+    assert _functions._stacked(parts, dim) is not None            # the fast path is taken
+    for out in (torch.stack(parts, dim), torch.stack(tuple(parts), dim=dim)):
+        plain = Tensor.stack(*parts, dim=dim)
+        assert out.dtype == plain.dtype and out.shape == plain.shape and np.array_equal(out.numpy(), plain.numpy())
+        assert out._ctx is None and not out.requires_grad and not np.shares_memory(out.numpy(), parts[0].numpy())
+    w = Tensor(rng.standard_normal(shapes[0]).astype(np.float32), requires_grad=True)
+    assert torch.stack([w] + parts[1:], dim).requires_grad            # a gradient wanted: Tensor.stack's graph
+    with no_grad():
+        assert _functions._stacked([w] + parts[1:], dim) is not None
+
+
+def test_torch_stack_refuses_what_tensor_stack_refuses_with_its_errors():
+    import tinygrad_like.torch as torch
+    from tinygrad_like.errors import DimError, ShapeError
+    a = Tensor(np.zeros((2, 3)))
+    with pytest.raises(ShapeError, match=r"stack: shapes .* and .* differ"):
+        torch.stack([a, Tensor(np.zeros((2, 4)))])
+    with pytest.raises(ShapeError, match=r"stack: shapes"):
+        torch.stack([a, Tensor(np.zeros((3, 2)))], dim=1)
+    with pytest.raises(DimError, match="stack: dim 3 is out of range"):
+        torch.stack([a, a], dim=3)
+    with pytest.raises(DimError, match="stack: dim -4 is out of range"):
+        torch.stack([a, a], dim=-4)
+    with pytest.raises(TypeError, match="stack: expected a non-empty sequence of Tensors"):
+        torch.stack([])
+
+
 def test_torch_cat_refuses_what_tensor_cat_refuses_with_its_errors():
     import tinygrad_like.torch as torch
     from tinygrad_like.errors import DimError, ShapeError
