@@ -1,7 +1,7 @@
 """What handing a product to a second thread costs, on the Python pool and on the C threads, and what it buys
 at the real programs' sizes.
 
-    python benchmarks/bench_handover.py [--rounds 5] [--repeats 200]       # prints; records nothing
+    python benchmarks/bench_handover.py [--rounds 5] [--repeats 200] [--only kernels]   # prints; records nothing
 
 1. Hand-over: a run of two empty items on the Python pool (pool.run), and a product too small to be
    work, (4, 1) @ (1, 2), on the C threads (spin_pool.matmul: the caller posts 2 rows, does its 2,
@@ -14,6 +14,10 @@ at the real programs' sizes.
    threshold set to 0) and on 2 with the C threads; and the backward's dx and dW pair side by side
    (pool.each on the Python pool, pool.products on the C threads).
 3. Where sharing out starts to pay: (rows, 64) @ (64, 64) on 1 thread and on the C threads.
+4. Compiled kernels (kernels/arrays.py): the exact GELU's forward and backward at nanoGPT's MLP, (768, 512)
+   float32, on 1 thread, in runs on the Python pool at 2 threads, and on the C threads at 2
+   (spin_pool.run_kernel); and where sharing a kernel out starts to pay: the GELU forward over 2K to
+   512K elements on 1 thread and on the C threads.
 Every figure is the median of `--rounds` rounds, the variants alternated within each round.
 """
 from __future__ import annotations
@@ -31,6 +35,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from machine import blas_limit, machine_line  # noqa: E402
 from tinygrad_like.fast import pool, spin_pool  # noqa: E402
+from tinygrad_like.fast.kernels import arrays  # noqa: E402
 
 PROGRAMS = {"nanoGPT": (768, 128, [384, 128, 512]), "sort": (704, 48, [144, 48, 192]),
             "makemore transformer": (512, 64, [192, 64, 256])}  # rows, width, Linear outputs
@@ -49,14 +54,17 @@ def per_call_us(fn, repeats: int, idle: float = 0.0) -> float:
 
 
 class Variant:
-    """One way to run products: 1 thread, the Python pool at 2 threads, or the C threads at 2."""
+    """One way to run products and kernels: 1 thread, the Python pool at 2 threads, or the C threads at 2;
+    python_min and spin_min are each pool's thresholds (0 or NEVER), in flops for products and in bytes
+    for kernels."""
 
-    def __init__(self, name, threads, python_min_flops, spin_min_flops):
-        self.name, self.threads, self.python, self.spin = name, threads, python_min_flops, spin_min_flops
+    def __init__(self, name, threads, python_min, spin_min):
+        self.name, self.threads, self.python, self.spin = name, threads, python_min, spin_min
 
     def __enter__(self):
-        self.saved = pool.MIN_FLOPS, spin_pool.MIN_FLOPS
+        self.saved = pool.MIN_FLOPS, spin_pool.MIN_FLOPS, pool.MIN_BYTES, arrays.SPIN_MIN_BYTES
         pool.MIN_FLOPS, spin_pool.MIN_FLOPS = self.python, self.spin
+        pool.MIN_BYTES, arrays.SPIN_MIN_BYTES = self.python, self.spin
         pool.set_num_threads(self.threads)
         self.blas = blas_limit(1)           # on 1 thread too: BLAS's own threads would spin into the next variant
         self.blas.__enter__()
@@ -64,7 +72,7 @@ class Variant:
 
     def __exit__(self, *exc):
         self.blas.__exit__(*exc)
-        pool.MIN_FLOPS, spin_pool.MIN_FLOPS = self.saved
+        pool.MIN_FLOPS, spin_pool.MIN_FLOPS, pool.MIN_BYTES, arrays.SPIN_MIN_BYTES = self.saved
 
 
 NEVER = 1 << 62
@@ -133,10 +141,29 @@ def threshold(rounds: int, repeats: int, rng) -> None:
               f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
 
 
+def kernels(rounds: int, repeats: int, rng) -> None:
+    print("\nexact GELU at nanoGPT's MLP, (768, 512) float32 (us, median): 1 thread | Python pool 2 | C threads 2")
+    x = rng.standard_normal((768, 512), np.float32)
+    g = rng.standard_normal((768, 512), np.float32)
+    for label, fn in (("forward", lambda: arrays.gelu_erf_forward(x)),
+                      ("backward", lambda: arrays.gelu_erf_backward(g, x))):
+        t = rounds_of(lambda: per_call_us(fn, repeats), VARIANTS, rounds)
+        print(f"  {label:9s} " + " | ".join(f"{t[v.name]:7.1f}" for v in VARIANTS)
+              + f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+    print("\nexact GELU forward, float32 (us, median): 1 thread | C threads 2")
+    for elements in (2 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 512 << 10):
+        x = rng.standard_normal(elements, np.float32)
+        t = rounds_of(lambda: per_call_us(lambda: arrays.gelu_erf_forward(x), repeats), [VARIANTS[0], VARIANTS[2]],
+                      rounds)
+        print(f"  {elements:7d} elements ({x.nbytes >> 10:4d} KiB): {t['1 thread']:7.1f} | {t['C threads 2']:7.1f}"
+              f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=200)
+    ap.add_argument("--only", choices=["handover", "products", "threshold", "kernels"], help="one part only")
     args = ap.parse_args(argv)
     print(machine_line())
     if spin_pool.library() is None:
@@ -144,9 +171,13 @@ def main(argv=None) -> None:
         return
     rng = np.random.default_rng(0)
     try:
-        handover(args.rounds, args.repeats)
-        products(args.rounds, args.repeats, rng)
-        threshold(args.rounds, args.repeats, rng)
+        parts = {"handover": lambda: handover(args.rounds, args.repeats),
+                 "products": lambda: products(args.rounds, args.repeats, rng),
+                 "threshold": lambda: threshold(args.rounds, args.repeats, rng),
+                 "kernels": lambda: kernels(args.rounds, args.repeats, rng)}
+        for name, part in parts.items():
+            if args.only in (None, name):
+                part()
     finally:
         pool.set_num_threads(1)
 

@@ -12,6 +12,7 @@ import pytest
 import tinygrad_like
 from tinygrad_like import Tensor
 from tinygrad_like.fast import pool, spin_pool
+from tinygrad_like.fast.kernels import arrays as K
 from tinygrad_like.fast.kernels import c_build
 
 pytestmark = pytest.mark.skipif(spin_pool.library() is None, reason=f"no C threads here: {spin_pool.reason()}")
@@ -320,3 +321,156 @@ def test_the_python_pool_puts_spinning_workers_to_sleep(two_threads, monkeypatch
     np.testing.assert_allclose(pool.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
     monkeypatch.delenv("TINYGRAD_LIKE_SPIN_US")
     spin_pool.configure(1)                                              # back to SPIN_NS for the next tests
+
+
+# ---------------------------------------------------------------- compiled kernels on the C threads
+
+def _gelu_pair(forward, backward):
+    return lambda x, g: (forward(x, "c"), backward(g, x, "c"))
+
+
+def _rows_pair(op):
+    forward, backward = getattr(K, f"{op}_forward"), getattr(K, f"{op}_backward")
+    return lambda x, g: (y := forward(x, "c"), backward(g, y, "c"))
+
+
+def _cross_entropy(x, g):
+    targets = np.arange(len(x)) % max(x.shape[1], 1)
+    probs, losses = K.cross_entropy_forward(x, targets, 0.1, "c")
+    return probs, losses, K.cross_entropy_backward(probs, targets, 0.1, g[:, 0] if g.size else g[:, :0], "c")
+
+
+# The kernels arrays.share hands to the C threads, with the shapes they run on: elementwise ones over odd
+# counts of elements (cut at multiples of ELEMENTS_PER_CUT), row ones over odd counts of rows, both empty.
+ROUTED = {
+    "gelu": (_gelu_pair(K.gelu_forward, K.gelu_backward), [(0,), (1,), (7,), (1001,), (4099,), (3, 129)]),
+    "gelu_erf": (_gelu_pair(K.gelu_erf_forward, K.gelu_erf_backward), [(0,), (1,), (65,), (4099,)]),
+    "silu": (_gelu_pair(K.silu_forward, K.silu_backward), [(1,), (4099,)]),
+    "softmax": (_rows_pair("softmax"), [(0, 5), (1, 9), (3, 37), (37, 11), (101, 70)]),
+    "log_softmax": (_rows_pair("log_softmax"), [(1, 9), (101, 70)]),
+    "swiglu": (lambda x, g: (K.swiglu_forward(x, "c"), K.swiglu_backward(g[:, :x.shape[1] // 2], x, "c")),
+               [(1, 18), (37, 74)]),
+    "cross_entropy": (_cross_entropy, [(1, 9), (37, 11), (101, 70)]),
+}
+
+
+def routed_outputs(name, shape, dtype):
+    fn, _ = ROUTED[name]
+    local = np.random.default_rng(abs(hash((name, shape))) % 2**32)
+    x, g = (local.standard_normal(shape) * 3).astype(dtype), local.standard_normal(shape).astype(dtype)
+    return fn(x, g)
+
+
+def c_kernels_or_skip():
+    if c_build.library() is None:
+        pytest.skip(f"no C kernels here: {c_build.reason()}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads, runs_per_thread", [(2, 1), (2, 4), (3, 3)])
+@pytest.mark.parametrize("name", list(ROUTED))
+def test_kernels_on_the_c_threads_give_the_bits_of_one_call(name, threads, runs_per_thread, dtype, monkeypatch):
+    """Every kernel arrays.share routes to the C threads gives, over any count of rows or elements
+    (empty, one, odd), the bits of one call over the whole range on the caller."""
+    c_kernels_or_skip()
+    taken = []
+    run_kernel = spin_pool.run_kernel
+    monkeypatch.setattr(spin_pool, "run_kernel", lambda *a: taken.append(run_kernel(*a)) or taken[-1])
+    monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
+    monkeypatch.setattr(K, "RUNS_PER_THREAD", runs_per_thread)
+    try:
+        for shape in ROUTED[name][1]:
+            tinygrad_like.set_num_threads(1)
+            one = routed_outputs(name, shape, dtype)
+            tinygrad_like.set_num_threads(threads)
+            taken.clear()
+            shared = routed_outputs(name, shape, dtype)
+            assert taken and None not in taken, (shape, taken)                  # it went to the C threads
+            for a, b in zip(shared, one):
+                np.testing.assert_array_equal(a, b, err_msg=f"{name} {shape} {dtype.__name__}")
+    finally:
+        tinygrad_like.set_num_threads(1)
+
+
+def test_every_c_kernel_has_a_signature_the_c_threads_call():
+    """A kernel of rows.c or attention.c whose parameter list spin_pool.c does not know would run on the
+    Python pool without a word: every one of them is known, and a list it does not know says so."""
+    for name, (kinds, rows) in K.C_ARGS.items():
+        assert spin_pool.signature("".join(K.SPIN_KINDS[k] for k in kinds) + ("l" if rows else "")) >= 0, name
+    assert spin_pool.signature("pppppsssss") == -1
+    assert spin_pool.run_kernel(0, "pppppsssss", 4, [], [], 0, 10, 1, 2) is None
+
+
+def test_a_worker_takes_runs_of_a_kernel(two_threads):
+    """The C thread takes part: of repeated GELUs over 4 MB, one at least reports a worker's runs done
+    (a loaded machine may leave the worker off its core for a while: up to 10 s)."""
+    c_kernels_or_skip()
+    x = rng.standard_normal(1 << 20).astype(np.float32)
+    fn = K.kernel("gelu_forward", "c", np.dtype(np.float32))
+    out = np.empty_like(x)
+    bound = fn.bind(x, *K._typed(x.dtype, K.GELU_C, K.GELU_C * 0.044715, 0.5), out)
+    deadline, helped = time.monotonic() + 10, 0
+    while helped < 1 and time.monotonic() < deadline:
+        helped = spin_pool.run_kernel(*bound.spin, 0, x.size, K.ELEMENTS_PER_CUT, 64, 1)
+    assert helped == 1
+    np.testing.assert_array_equal(out, K.gelu_forward(x, "c"))
+
+
+def test_the_worker_sleeps_after_kernels(two_threads, monkeypatch):
+    """After a kernel job, as after a product, the worker spins SPIN_NS and then sleeps."""
+    c_kernels_or_skip()
+    monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
+    K.gelu_forward(rng.standard_normal(4096).astype(np.float32), "c")
+    deadline = time.monotonic() + 5
+    while spin_pool.sleeping() < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert spin_pool.sleeping() == spin_pool.alive() == 1
+
+
+def _kernel_in_child(queue):
+    x = np.linspace(-4, 4, 5000, dtype=np.float32)
+    y = K.gelu_forward(x, "c")
+    queue.put((spin_pool.alive(), y))
+
+
+def test_a_forked_child_runs_kernels_on_its_own_threads(two_threads, monkeypatch):
+    c_kernels_or_skip()
+    monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
+    x = np.linspace(-4, 4, 5000, dtype=np.float32)
+    want = K.gelu_forward(x, "c")
+    assert spin_pool.alive() == 1
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_kernel_in_child, args=(queue,))
+    child.start()
+    alive, got = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and alive == 1
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(K.gelu_forward(x, "c"), want)            # the parent's thread still works
+
+
+def test_without_the_c_threads_kernels_take_the_python_pool(monkeypatch):
+    """TINYGRAD_LIKE_SPIN_POOL=off: the kernels run on the Python pool's threads, with the same bits."""
+    c_kernels_or_skip()
+    x = rng.standard_normal(4099).astype(np.float32)
+    want = K.gelu_forward(x, "c")
+    monkeypatch.setenv("TINYGRAD_LIKE_SPIN_POOL", "off")
+    monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)
+    spin_pool.library.cache_clear()
+    spin_pool.signature.cache_clear()
+    used = []
+    run = pool.run
+    monkeypatch.setattr(pool, "run", lambda task, items: used.append(len(list(items))) or run(task, items))
+    try:
+        assert spin_pool.library() is None
+        tinygrad_like.set_num_threads(2)
+        np.testing.assert_array_equal(K.gelu_forward(x, "c"), want)
+        assert used == [2 * K.RUNS_PER_THREAD]
+    finally:
+        tinygrad_like.set_num_threads(1)
+        monkeypatch.undo()
+        spin_pool.library.cache_clear()
+        spin_pool.signature.cache_clear()
+        assert spin_pool.library() is not None

@@ -18,6 +18,11 @@ other kernels from OpenBLAS than the whole product, so `matmul` is within the ge
 often not bit for bit in float64 (tests/test_spin_pool.py). Available means: a C compiler, numpy's BLAS is an ILP64
 OpenBLAS exporting cblas sgemm and dgemm (numpy's wheels: scipy-openblas64), and numpy's array layout
 is the one spin_pool.c reads. TINYGRAD_LIKE_SPIN_POOL=off turns it off.
+
+The same threads run compiled kernels of the form kernel(arguments..., lo, hi) (rows.c's and attention.c's:
+GELU, softmax, cross-entropy, ...): `run_kernel` hands spin_pool.c a kernel's address and its arguments,
+and the caller and the workers take runs of rows lo..hi in turn, in one ctypes call (kernels/arrays.py's
+`share` routes them here).
 """
 from __future__ import annotations
 
@@ -94,8 +99,10 @@ def library():
     lib.spin_matmul.argtypes = [obj, obj, obj, ctypes.c_void_p, i64]   # the bias: id() or None
     lib.spin_matmul_pair.argtypes = [obj] * 6 + [i64]
     lib.spin_matmul_stacked.argtypes = [obj, obj, obj, i64]
+    lib.spin_signature.argtypes = [ctypes.c_char_p]
+    lib.spin_kernel.argtypes = [ctypes.c_void_p, i64, i64, ctypes.c_void_p, ctypes.c_void_p, i64, i64, i64, i64]
     for fn in (lib.spin_layout_ok, lib.spin_matmul, lib.spin_matmul_pair, lib.spin_matmul_stacked, lib.spin_sleeping,
-               lib.spin_alive):
+               lib.spin_alive, lib.spin_signature, lib.spin_kernel):
         fn.restype = i64
     probe = np.empty((3, 5))[::2]                                       # 2 rows 80 bytes apart
     if not lib.spin_layout_ok(probe, probe.ctypes.data, 2, 2, 80):
@@ -178,6 +185,38 @@ def matmul_pair(a1, b1, a2, b2, workers: int = 1):
         configure(workers)
     out1, out2 = np.empty((a1.shape[0], b1.shape[1]), a1.dtype), np.empty((a2.shape[0], b2.shape[1]), a2.dtype)
     return (out1, out2) if lib.spin_matmul_pair(a1, b1, out1, a2, b2, out2, a1.itemsize) >= 0 else None
+
+
+MAX_WORDS, MAX_SCALARS = 8, 3   # spin_pool.c's room for a kernel's arguments
+
+
+@functools.lru_cache(maxsize=None)
+def signature(kinds: str) -> int:
+    """The number spin_pool.c knows a kernel's parameter list by, before (lo, hi): `kinds` one letter each,
+    'p' a pointer, 'l' a long, 's' a scalar of the arrays' dtype; -1 when it does not know the list (or
+    there is no library)."""
+    lib = library()
+    return -1 if lib is None else lib.spin_signature(kinds.encode())
+
+
+def run_kernel(address: int, kinds: str, itemsize: int, words, scalars, lo: int, hi: int, unit: int, runs: int,
+               workers: int = 1) -> int | None:
+    """The compiled kernel at `address`, fn(arguments..., lo, hi), over rows (or elements) lo..hi cut into
+    `runs` runs at multiples of `unit` (counted from 0), on the caller and `workers` C threads, each
+    taking the next run as it is free; all inside one ctypes call, without the GIL. `words` are the
+    pointer and long arguments, `scalars` the float ones (float32 for itemsize 4, float64 for 8), each in
+    the order `kinds` gives them (`signature`). Returns how many C threads took part (0: the caller ran
+    every run), or None (nothing done) when this pool cannot call it."""
+    lib = library()
+    sig = signature(kinds)
+    if lib is None or sig < 0 or len(words) > MAX_WORDS or len(scalars) > MAX_SCALARS:
+        return None
+    if workers != _workers:
+        configure(workers)
+    word_block = (ctypes.c_int64 * MAX_WORDS)(*words)
+    scalar_block = (ctypes.c_double * MAX_SCALARS)(*scalars)
+    helped = lib.spin_kernel(address, sig, itemsize, word_block, scalar_block, lo, hi, unit, runs)
+    return None if helped < 0 else helped
 
 
 def park() -> None:

@@ -3,7 +3,8 @@ numpy bodies of the fused ops (tinygrad_like/fast/fused.py, and the attention ti
 rounding (tests/test_kernels.py).
 
 Each function takes the rows (or elements) of C-contiguous arrays, cuts them into a few runs per thread of
-the engine's pool (`pool.threads_for`: one thread below pool.MIN_BYTES) and runs a kernel on each run;
+the engine's pool and runs a kernel on each run (`share`): a C kernel from SPIN_MIN_BYTES on, on the C
+threads (spin_pool.run_kernel), else on the Python pool (`pool.threads_for`: one thread below pool.MIN_BYTES);
 the attention tile's run whole on the calling thread, which is one of the pool's already (flash.py shares
 out the tiles). The kernels let go of the GIL, so the pool's threads run them side by side; numba's own
 threads are never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
@@ -21,7 +22,7 @@ import math
 
 import numpy as np
 
-from tinygrad_like.fast import pool
+from tinygrad_like.fast import pool, spin_pool
 from tinygrad_like.fast.kernels import c_build
 
 C_OPS = {"softmax", "log_softmax", "cross_entropy", "gelu", "gelu_erf", "silu", "swiglu", "tile_softmax",  # in C
@@ -46,6 +47,10 @@ C_ARGS = {
     "tile_softmax_forward": ("amlsa", True), "tile_softmax_backward": ("amlaaa", True),
     "transpose_copy": ("aisa", False),
 }
+
+
+# C_ARGS's letters as spin_pool.signature spells them: a pointer, a long, a scalar (a mask block: both)
+SPIN_KINDS = {"a": "p", "i": "p", "l": "l", "s": "s", "m": "pl"}
 
 
 # Ops whose numba variant loses to their numpy body (numba's scalar exp against numpy's vectorised one,
@@ -89,12 +94,19 @@ def kernel(name: str, variant: str, dtype: np.dtype):
         if kind == "m":                                    # unit stride along the row, checked by the caller
             return [value.ctypes.data if len(value) else None, value.strides[0] // value.itemsize]
         return [value]
+    spin_kinds = "".join(SPIN_KINDS[k] for k in kinds) + ("l" if rows else "")    # spin_pool.signature's letters
+    address = ctypes.cast(fn, ctypes.c_void_p).value
 
     def bind(*values):
         """The kernel on these arrays and scalars, as a function of (lo, hi): the arrays' addresses are
-        read once (a microsecond each), not once per run."""
+        read once (a microsecond each), not once per run. Its `spin` is what spin_pool.run_kernel takes
+        to call the same kernel on the C threads: (address, kinds, itemsize, words, scalars)."""
         args = (*(r for k, v in zip(kinds, values) for r in raw(k, v)), *((values[0].shape[-1],) if rows else ()))
-        return lambda lo, hi: fn(*args, lo, hi)
+        run = lambda lo, hi: fn(*args, lo, hi)
+        words = [a or 0 for k, a in zip(spin_kinds, args) if k != "s"]                  # NULL: 0
+        run.spin = (address, spin_kinds, np.dtype(dtype).itemsize, words,
+                    [float(a) for k, a in zip(spin_kinds, args) if k == "s"])
+        return run
 
     def call(*args):
         return bind(*args[:-2])(*args[-2:])
@@ -106,21 +118,35 @@ def c_library():
     return c_build.library()
 
 
-RUNS_PER_THREAD = 4  # pool.run hands runs out as threads free up: a thread slowed by another process takes fewer
+RUNS_PER_THREAD = 4  # runs go out as threads free up: a thread slowed by another process takes fewer
+# Elementwise kernels are cut at multiples of this many elements: their vector loops then meet each element
+# where one call over the whole array does, which gives the same bits (the loops' remainders may not);
+# every vector width up to 512 bits, unrolled twice, divides it (tests/test_kernels.py checks the bits).
+ELEMENTS_PER_CUT = 64
+# C kernels over this many bytes or more go to the C threads (spin_pool.run_kernel) when the pool has more
+# than one thread: a hand-over costs a few microseconds there, against tens on the Python pool, so far
+# smaller jobs gain from a second core than pool.MIN_BYTES (benchmarks/bench_handover.py, part 4).
+SPIN_MIN_BYTES = 64 << 10
 
 
-def runs(count: int, nbytes: int) -> list:
+def runs(count: int, nbytes: int, unit: int = 1) -> list:
     """[0, ..., count]: where to cut `count` rows into runs, RUNS_PER_THREAD per thread worth using on
-    nbytes (one run on one thread)."""
+    nbytes (one run on one thread), each cut at a multiple of `unit`."""
     threads = pool.threads_for(nbytes)
-    return pool._cuts(count, min(1 if threads == 1 else threads * RUNS_PER_THREAD, max(count, 1)))
+    cuts = pool._cuts(count, min(1 if threads == 1 else threads * RUNS_PER_THREAD, max(count, 1)))
+    return [c // unit * unit for c in cuts[:-1]] + cuts[-1:]
 
 
-def share(fn, count: int, nbytes: int, *args) -> None:
-    """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`), on the pool; a C
-    kernel bound to its arguments once (`kernel`'s bind)."""
-    cuts = runs(count, nbytes)
+def share(fn, count: int, nbytes: int, *args, unit: int = 1) -> None:
+    """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`, cut at multiples of `unit`):
+    a C kernel from SPIN_MIN_BYTES on on the C threads (spin_pool.run_kernel) when they can take it, else
+    on the Python pool; a C kernel bound to its arguments once (`kernel`'s bind)."""
     bound = fn.bind(*args) if hasattr(fn, "bind") else functools.partial(fn, *args)
+    threads = pool.chosen()
+    if threads > 1 and nbytes >= SPIN_MIN_BYTES and hasattr(bound, "spin") and \
+            spin_pool.run_kernel(*bound.spin, 0, count, unit, threads * RUNS_PER_THREAD, threads - 1) is not None:
+        return
+    cuts = runs(count, nbytes, unit)
     pool.run(lambda i: bound(cuts[i], cuts[i + 1]), range(len(cuts) - 1))
 
 
@@ -286,7 +312,8 @@ def _elementwise(name: str, op: str, variant, arrays, scalars=(), outputs=1):
     dtype = flat[-1].dtype
     outs = [_empty(arrays[-1].shape, dtype) for _ in range(outputs)]
     fn = kernel(name, variant_for(op, variant), dtype)
-    share(fn, flat[-1].size, flat[-1].nbytes, *flat, *_typed(dtype, *scalars), *(view for _, view in outs))
+    share(fn, flat[-1].size, flat[-1].nbytes, *flat, *_typed(dtype, *scalars), *(view for _, view in outs),
+          unit=ELEMENTS_PER_CUT)
     return outs[0][0] if outputs == 1 else tuple(out for out, _ in outs)
 
 

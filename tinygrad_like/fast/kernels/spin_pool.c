@@ -1,9 +1,11 @@
-/* A pool of worker threads for BLAS products that hands work over without Python, without the GIL and,
- * between products close together, without waking a sleeping core: for tinygrad_like/fast/spin_pool.py.
+/* A pool of worker threads for BLAS products and compiled kernels that hands work over without Python,
+ * without the GIL and, between jobs close together, without waking a sleeping core: for
+ * tinygrad_like/fast/spin_pool.py.
  *
- * A job is one call of numpy's own OpenBLAS gemm (cblas sgemm/dgemm, ILP64: 64-bit integers), row-major,
+ * A job is a product (GEMM_JOB) or runs of a compiled kernel (KERNEL_JOB, see run_kernel below). A product
+ * is one call of numpy's own OpenBLAS gemm (cblas sgemm/dgemm, ILP64: 64-bit integers), row-major,
  * C (m, n) = op(A) (m, k) · op(B) (k, n), plus an optional bias row added to every row of C after. It is
- * 13 int64 numbers: dtype (4 or 8 bytes), transa, transb (0 or 1), m, n, k, A, lda, B, ldb, C, ldc,
+ * int64 numbers: the kind, dtype (4 or 8 bytes), transa, transb (0 or 1), m, n, k, A, lda, B, ldb, C, ldc,
  * bias (addresses as integers, 0 for no bias).
  *
  * Each worker has one slot. The caller (one ctypes call, which lets go of the GIL for its whole
@@ -36,7 +38,8 @@ typedef void (*dgemm_fn)(int, int, int, blasint, blasint, blasint, double, const
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { IDLE, POSTED, TAKEN, DONE, STOP };
-enum { DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS,
+enum { GEMM_JOB, KERNEL_JOB };
+enum { KIND, DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS,
        LO, HI, INNER, SA0, SA1, SB0, SB1, SC0, SC1, JOB_LEN };   /* a stack's entries lo..hi, see run_job */
 #define MAX_WORKERS 63
 /* Pauses between two sched_yield calls of a spinning thread (a pause is tens of cycles, a yield a system
@@ -107,10 +110,16 @@ static void gemm_once(const int64_t *j, const char *a, const char *b, char *c_) 
     }
 }
 
-/* One job: a gemm for each entry e in LO..HI of a stack with two batch axes (INNER entries along the
+static void run_kernel(const int64_t *j);
+
+/* One product job: a gemm for each entry e in LO..HI of a stack with two batch axes (INNER entries along the
  * second), entry e = (e / INNER, e % INNER) at A + SA0·(e / INNER) + SA1·(e % INNER) bytes, likewise B
  * and C; a product that is no stack is the one entry 0 of 1. */
 static void run_job(const int64_t *j) {
+    if (j[KIND] == KERNEL_JOB) {
+        run_kernel(j);
+        return;
+    }
     for (int64_t e = j[LO]; e < j[HI]; e++) {
         int64_t outer = e / j[INNER], inner = e % j[INNER];
         gemm_once(j, (const char *)j[A] + j[SA0] * outer + j[SA1] * inner,
@@ -277,7 +286,7 @@ static int make_job(int64_t *job, const array_head *a, const array_head *b, cons
                     const array_head *bias, int64_t size) {
     if (a->data == b->data || !operand(a, size, &job[TA], &job[LDA]) || !operand(b, size, &job[TB], &job[LDB]))
         return 0;
-    job[DTYPE] = size, job[M] = a->dims[0], job[K] = a->dims[1], job[N] = b->dims[1];
+    job[KIND] = GEMM_JOB, job[DTYPE] = size, job[M] = a->dims[0], job[K] = a->dims[1], job[N] = b->dims[1];
     job[A] = (int64_t)a->data, job[B] = (int64_t)b->data, job[C] = (int64_t)out->data, job[LDC] = job[N];
     job[BIAS] = bias ? (int64_t)bias->data : 0;
     job[LO] = 0, job[HI] = job[INNER] = 1;
@@ -349,6 +358,110 @@ int64_t spin_matmul_pair(const array_head *a1, const array_head *b1, const array
     if (!make_job(jobs[0], a1, b1, out1, NULL, size) || !make_job(jobs[1], a2, b2, out2, NULL, size))
         return -1;
     return spin_run(jobs[0], 2);
+}
+
+/* Compiled kernels of the form kernel(arguments..., lo, hi), which do their work on rows (or elements)
+ * lo..hi of arrays they are given (rows.c's and attention.c's, in another library: spin_pool.py hands
+ * over their addresses). A kernel job cuts a range into `runs` runs and every thread that has the job,
+ * the caller and each worker, takes the next run from one shared counter until none is left: a thread
+ * slowed down (another process on its core, a worker still waking) takes fewer, and a job the caller
+ * takes back from a worker not yet awake finds nothing left. Cuts fall on multiples of `unit` (counted
+ * from 0): an elementwise kernel's vector loop then meets every element at the same place of a vector
+ * as in one call over the whole range, which gives the same bits (its remainder loop may not).
+ *
+ * The arguments before lo, hi are words (a pointer, or a long) and scalars (float or double, the job's
+ * dtype), in the order of one of SIGNATURES: 'p' a pointer, 'l' a long, 's' a scalar. The kernel is
+ * called through a function pointer of exactly that type (call_float, call_double), so that each argument
+ * goes where the C ABI puts it. */
+#define MAX_WORDS 8
+#define MAX_SCALARS 3
+enum { K_FN = KIND + 1, K_SIG, K_DTYPE, K_LO, K_HI, K_UNIT, K_RUNS, K_NEXT, K_WORDS,
+       K_SCALARS = K_WORDS + MAX_WORDS, K_LEN = K_SCALARS + MAX_SCALARS };
+_Static_assert((int)K_LEN <= (int)JOB_LEN, "a kernel job fits in a slot");
+
+static const char *const SIGNATURES[] = {
+    "pp", "ppp", "ppl", "pppl",   /* silu, silu's backward, (log-)softmax and swiglu, their backwards */
+    "ppllpppl", "ppsp",           /* the attention tile's softmax backward, transpose_copy */
+    "psssp", "ppsssp", "pssp",    /* gelu, the backwards of both GELUs, gelu_erf */
+    "ppssppl", "ppllspl",         /* cross-entropy forward and backward, the attention tile's softmax */
+};
+enum { SIGNATURE_COUNT = sizeof SIGNATURES / sizeof SIGNATURES[0] };
+
+/* The index of a kernel's signature in SIGNATURES (spin_pool.py asks once per kernel), -1 when it has none. */
+int64_t spin_signature(const char *kinds) {
+    for (int i = 0; i < SIGNATURE_COUNT; i++)
+        if (!strcmp(kinds, SIGNATURES[i]))
+            return i;
+    return -1;
+}
+
+#define P(i) ((void *)w[i])
+#define L(i) ((long)w[i])
+#define CALLS(T)                                                                                       \
+static void call_##T(void *fn, int64_t sig, const int64_t *w, const double *d, long lo, long hi) {     \
+    T s0 = (T)d[0], s1 = (T)d[1], s2 = (T)d[2];                                                        \
+    typedef void *p;                                                                                   \
+    switch (sig) {                                                                                     \
+    case 0: ((void (*)(p, p, long, long))fn)(P(0), P(1), lo, hi); break;                               \
+    case 1: ((void (*)(p, p, p, long, long))fn)(P(0), P(1), P(2), lo, hi); break;                      \
+    case 2: ((void (*)(p, p, long, long, long))fn)(P(0), P(1), L(2), lo, hi); break;                   \
+    case 3: ((void (*)(p, p, p, long, long, long))fn)(P(0), P(1), P(2), L(3), lo, hi); break;          \
+    case 4: ((void (*)(p, p, long, long, p, p, p, long, long, long))fn)(P(0), P(1), L(2), L(3), P(4),  \
+                                                                        P(5), P(6), L(7), lo, hi); break; \
+    case 5: ((void (*)(p, p, T, p, long, long))fn)(P(0), P(1), s0, P(2), lo, hi); break;               \
+    case 6: ((void (*)(p, T, T, T, p, long, long))fn)(P(0), s0, s1, s2, P(1), lo, hi); break;          \
+    case 7: ((void (*)(p, p, T, T, T, p, long, long))fn)(P(0), P(1), s0, s1, s2, P(2), lo, hi); break; \
+    case 8: ((void (*)(p, T, T, p, long, long))fn)(P(0), s0, s1, P(1), lo, hi); break;                 \
+    case 9: ((void (*)(p, p, T, T, p, p, long, long, long))fn)(P(0), P(1), s0, s1, P(2), P(3), L(4),   \
+                                                               lo, hi); break;                        \
+    case 10: ((void (*)(p, p, long, long, T, p, long, long, long))fn)(P(0), P(1), L(2), L(3), s0, P(4), \
+                                                                      L(5), lo, hi); break;           \
+    }                                                                                                  \
+}
+CALLS(float)
+CALLS(double)
+
+/* Where run r of a kernel job starts: lo + its share of the range, down to a multiple of the unit. */
+static int64_t cut_at(const int64_t *j, int64_t r) {
+    if (r >= j[K_RUNS])
+        return j[K_HI];
+    int64_t length = j[K_HI] - j[K_LO];
+    return j[K_LO] + length * r / j[K_RUNS] / j[K_UNIT] * j[K_UNIT];
+}
+
+static void run_kernel(const int64_t *j) {
+    _Atomic int64_t *next = (_Atomic int64_t *)j[K_NEXT];
+    double scalars[MAX_SCALARS];
+    memcpy(scalars, j + K_SCALARS, sizeof scalars);
+    for (int64_t r; (r = atomic_fetch_add(next, 1)) < j[K_RUNS];) {
+        int64_t lo = cut_at(j, r), hi = cut_at(j, r + 1);
+        if (lo == hi)
+            continue;
+        if (j[K_DTYPE] == 4)
+            call_float((void *)j[K_FN], j[K_SIG], j + K_WORDS, scalars, lo, hi);
+        else
+            call_double((void *)j[K_FN], j[K_SIG], j + K_WORDS, scalars, lo, hi);
+    }
+}
+
+/* fn(words and scalars in the order of SIGNATURES[sig], lo, hi) over rows lo..hi cut into `runs` runs at
+ * multiples of `unit` (run_kernel), on the caller and the workers; `size` is the scalars' type (4:
+ * float, 8: double). Returns the number of workers that took part, or -1 (nothing done) for a signature
+ * or size it does not know. */
+int64_t spin_kernel(void *fn, int64_t sig, int64_t size, const int64_t *words, const double *scalars, int64_t lo,
+                    int64_t hi, int64_t unit, int64_t runs) {
+    if (sig < 0 || sig >= SIGNATURE_COUNT || (size != 4 && size != 8) || unit < 1 || runs < 1)
+        return -1;
+    _Atomic int64_t next = 0;
+    int64_t jobs[MAX_WORKERS + 1][JOB_LEN] = {{0}};
+    jobs[0][KIND] = KERNEL_JOB, jobs[0][K_FN] = (int64_t)fn, jobs[0][K_SIG] = sig, jobs[0][K_DTYPE] = size;
+    jobs[0][K_LO] = lo, jobs[0][K_HI] = hi, jobs[0][K_UNIT] = unit, jobs[0][K_RUNS] = runs;
+    jobs[0][K_NEXT] = (int64_t)&next;
+    memcpy(jobs[0] + K_WORDS, words, sizeof(int64_t) * MAX_WORDS);
+    memcpy(jobs[0] + K_SCALARS, scalars, sizeof(double) * MAX_SCALARS);
+    int64_t copies = wanted + 1 < runs ? wanted + 1 : runs;
+    for (int64_t i = 1; i < copies; i++) memcpy(jobs[i], jobs[0], sizeof jobs[0]);
+    return spin_run(jobs[0], copies);
 }
 
 /* Spinning workers stop spinning and sleep until the next product: the Python pool calls this before its
