@@ -11,9 +11,11 @@ import pytest
 
 import tinygrad_like
 from tinygrad_like import Tensor
-from tinygrad_like.fast import pool, spin_pool
+from tinygrad_like.composites import multihead_attention
+from tinygrad_like.fast import flash, pool, spin_pool
 from tinygrad_like.fast.kernels import arrays as K
 from tinygrad_like.fast.kernels import c_build
+from tinygrad_like.random import manual_seed
 
 pytestmark = pytest.mark.skipif(spin_pool.library() is None, reason=f"no C threads here: {spin_pool.reason()}")
 rng = np.random.default_rng(0)
@@ -474,3 +476,58 @@ def test_without_the_c_threads_kernels_take_the_python_pool(monkeypatch):
         spin_pool.library.cache_clear()
         spin_pool.signature.cache_clear()
         assert spin_pool.library() is not None
+
+
+def _attention_step(qkv, heads, causal, dropout, packed):
+    """out and d qkv of attention over the packed projection qkv (B, T, 3C): the fused Attention op on
+    (B, nh, T, hs) views (nanoGPT's F.scaled_dot_product_attention) or MultiHeadAttention (`packed`)."""
+    B, T, C3 = qkv.shape
+    x = Tensor(qkv, requires_grad=True)
+    if packed:
+        y = multihead_attention(x, heads, heads, is_causal=causal, dropout_p=dropout)
+    else:
+        q, k, v = (x[:, :, i * C3 // 3:(i + 1) * C3 // 3].reshape(B, T, heads, -1).transpose(1, 2) for i in range(3))
+        y = q.scaled_dot_product_attention(k, v, is_causal=causal, dropout_p=dropout)
+    y.backward(Tensor(np.cos(np.arange(np.prod(y.shape))).reshape(y.shape).astype(qkv.dtype)))
+    return y.numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("B, heads, T, hs, causal, dropout", [(12, 4, 64, 32, True, 0.2), (3, 2, 40, 16, False, 0.0),
+                                                             (5, 3, 17, 8, True, 0.0), (1, 1, 64, 32, True, 0.1)])
+def test_attention_on_the_c_threads_gives_the_bits_of_one_thread(B, heads, T, hs, causal, dropout, dtype, monkeypatch):
+    """Attention whose scores fit in one tile (nanoGPT's: B 12, 4 heads, T 64, 32 wide, float32) runs as one
+    chunk on the caller, its products and kernels shared out among the C threads; more chunks run on the
+    Python pool's threads, each doing its products and kernels itself. Either way forward and backward
+    give the bits of one thread (the same dropout noise: the generator seeded alike)."""
+    c_kernels_or_skip()
+    monkeypatch.setattr(spin_pool, "MIN_FLOPS", 0)
+    monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
+    used = {"products": 0, "kernels": 0}
+    stacked, run_kernel = spin_pool.matmul_stacked, spin_pool.run_kernel
+
+    def counted(name, fn):
+        def call(*args):
+            result = fn(*args)
+            used[name] += result is not None
+            return result
+        return call
+    monkeypatch.setattr(spin_pool, "matmul_stacked", counted("products", stacked))
+    monkeypatch.setattr(spin_pool, "run_kernel", counted("kernels", run_kernel))
+    qkv = np.random.default_rng(1).standard_normal((B, T, 3 * heads * hs)).astype(dtype)
+    try:
+        for packed in (False, True):
+            tinygrad_like.set_num_threads(1)
+            manual_seed(5)
+            one = _attention_step(qkv, heads, causal, dropout, packed)
+            tinygrad_like.set_num_threads(2)
+            manual_seed(5)
+            two = _attention_step(qkv, heads, causal, dropout, packed)
+            for got, want in zip(two, one):
+                np.testing.assert_array_equal(got, want, err_msg=f"packed {packed}")
+    finally:
+        tinygrad_like.set_num_threads(1)
+    if B * heads * T * T * np.dtype(dtype).itemsize <= flash.l2_bytes() // 2:      # one chunk, on the caller
+        assert used["products"] > 0 and used["kernels"] > 0, used
+    else:                                              # chunks on the Python pool: each on its own thread
+        assert used == {"products": 0, "kernels": 0}

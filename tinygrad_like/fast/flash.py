@@ -30,8 +30,11 @@ tile's softmax, forward (`tile_softmax_forward`: the weights, and their product 
 (`tile_softmax_backward`: p and ds'), numpy bodies for which the `fast` extra has a one-pass kernel
 (kernels/attention.c), handed over by `kernels.compiled`.
 
-Chunks of batch entries are independent, so they run on the thread pool (pool.py); the kernels run on
-the thread of their chunk.
+Chunks of batch entries are independent, so they run on the thread pool (pool.py). When all of them
+are one chunk (scores that fit in one tile: nanoGPT's and minGPT's), the chunk runs on the calling thread
+and shares out its products (pool.stacked) and kernels among the C threads (spin_pool.py), each a
+hand-over of microseconds; chunks on the Python pool's threads run their products and kernels on
+their own thread (pool.sharing). Either way the bits are those of one thread.
 """
 from __future__ import annotations
 
@@ -183,7 +186,7 @@ def _scores(q, kT, mask, rows, keys, masked: bool):
     """One tile of scores: q' k'ᵀ over the key span, plus the mask there unless it is 0 throughout.
     q has every batch axis of the mask, so the mask adds in place."""
     (a, b), (c, d) = rows, keys
-    s = np.matmul(q[..., a:b, :], kT[..., c:d])
+    s = pool.stacked(q[..., a:b, :], kT[..., c:d])
     if masked:
         s += mask[..., a:b, c:d]
     return s
@@ -211,7 +214,7 @@ def _forward_chunk(q, k, v, mask, scale, tiles, out, lse, kT, noise=None):
     for (a, b), spans in tiles:
         if len(spans) == 1:                                                       # the usual case: one span
             start, stop, masked = spans[0]
-            s = np.matmul(q[..., a:b, :], kT[..., start:stop])
+            s = pool.stacked(q[..., a:b, :], kT[..., start:stop])
             lse[..., a:b, :] = compiled(tile_softmax_forward, s)(
                 s, mask[..., a:b, start:stop] if masked else None, v[..., start:stop, :], out[..., a:b, :],
                 None if noise is None else noise[..., a:b, start:stop])
@@ -260,7 +263,7 @@ def _online_tile(q, kT, v, mask, rows, spans, out, lse, noise=None):
         span_sum = array_sum(s, -1)
         if noise is not None:
             s *= noise[..., a:b, start:stop]
-        pv = np.matmul(s, v[..., start:stop, :])
+        pv = pool.stacked(s, v[..., start:stop, :])
         if m is None:
             row_sum, acc = span_sum, pv
         else:
@@ -300,8 +303,8 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, no
         if not spans:
             dq[..., a:b, :] = 0
         for start, stop, masked in spans:
-            p = np.matmul(qs[..., a:b, :], kT[..., start:stop])                   # the scores, again
-            ds = np.matmul(g_st, vT[..., start:stop])                             # g' vᵀ
+            p = pool.stacked(qs[..., a:b, :], kT[..., start:stop])                   # the scores, again
+            ds = pool.stacked(g_st, vT[..., start:stop])                             # g' vᵀ
             if noise is not None:
                 ds *= noise[..., a:b, start:stop]                                 # the gradient of p
             compiled(tile_softmax_backward, p)(p, mask[..., a:b, start:stop] if masked else None,
@@ -311,9 +314,9 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, no
             _add_product(dv_sum[..., start:stop, :], np.swapaxes(p, -1, -2), gt, whole)       # dv += pᵀ g
             _add_product(dk_sum[..., start:stop, :], np.swapaxes(ds, -1, -2), qt, whole)      # dk += ds'ᵀ q
             if start == spans[0][0]:
-                np.matmul(ds, k[..., start:stop, :], out=dq[..., a:b, :])
+                pool.stacked(ds, k[..., start:stop, :], out=dq[..., a:b, :])
             else:
-                dq[..., a:b, :] += np.matmul(ds, k[..., start:stop, :])
+                dq[..., a:b, :] += pool.stacked(ds, k[..., start:stop, :])
     if not whole:
         dk[...], dv[...] = dk_sum, dv_sum
 
@@ -322,11 +325,11 @@ def _add_product(total: np.ndarray, a: np.ndarray, b: np.ndarray, first: bool) -
     """total += a @ b, summed over the axes where total has 1 (`_sum_to`); total = a @ b when `first`,
     written straight into total where no axis needs summing."""
     if first and np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) == total.shape[:-2]:
-        np.matmul(a, b, out=total)
+        pool.stacked(a, b, out=total)
     elif first:
-        total[...] = _sum_to(np.matmul(a, b), total.shape)
+        total[...] = _sum_to(pool.stacked(a, b), total.shape)
     else:
-        total += _sum_to(np.matmul(a, b), total.shape)
+        total += _sum_to(pool.stacked(a, b), total.shape)
 
 
 def tile_softmax_backward(s, mask, lse, dp, D) -> None:

@@ -57,6 +57,7 @@ CALL_FLOPS = 1 << 15     # a stack's product costs about this many flops more pe
 _workers: list = []  # the pool's threads beyond the caller's (_Worker), made on first use
 _busy = threading.Lock()  # held while run() has the workers: a second caller (or a job) runs inline
 _blas_hold = None  # threadpoolctl's limit holding BLAS to one thread while the pool has more
+_sharing = False  # True while run() has handed items to the pool's threads (`sharing`)
 
 
 def set_num_threads(n: int, allocator: bool = False) -> None:
@@ -128,19 +129,29 @@ def run(task, items) -> None:
                     return
                 task(item)
 
+        global _sharing
         helpers = _start()[:n - 1]
         spin_pool.park()                                                        # the C threads' cores
+        _sharing = True
         for worker in helpers:
             worker.begin(work)
         try:
             work()
         finally:
             errors = [worker.wait() for worker in helpers]                      # every helper done first
+            _sharing = False
         for error in errors:
             if error is not None:
                 raise error                                                     # a task's error, in the caller
     finally:
         _busy.release()
+
+
+def sharing() -> bool:
+    """Whether run() has the pool's threads at work now: a task of a run that shares out work itself
+    (attention's products and kernels on the C threads) then does it on its own thread, the cores being
+    taken."""
+    return _sharing
 
 
 class _Worker:
@@ -209,9 +220,10 @@ def _start() -> list:
 
 def _forget_workers() -> None:
     """In a forked child: the parent's threads do not exist there; the pool makes its own on first use."""
-    global _busy
+    global _busy, _sharing
     _workers.clear()
     _busy = threading.Lock()
+    _sharing = False
 
 
 if hasattr(os, "register_at_fork"):
@@ -261,6 +273,20 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None) -> np.nd
     if add is not None:
         np.add(out, add, out=out)
     return out
+
+
+def stacked(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """np.matmul(a, b, out=out) for stacks of matrices (attention's heads, a (..., m, k)), with the entries
+    shared out on the C threads (spin_pool.matmul_stacked: numpy's gemm calls, so numpy's bits) when the
+    pool has more than one thread, run() is not sharing work out already (`sharing`) and the product has
+    spin_pool.MIN_FLOPS, each entry counted CALL_FLOPS more; else numpy's."""
+    n = chosen()
+    if n > 1 and not _sharing and a.ndim >= 3 and b.ndim >= 2 and \
+            2 * a.size * b.shape[-1] + CALL_FLOPS * math.prod(a.shape[:-2]) >= spin_pool.MIN_FLOPS:
+        done = spin_pool.matmul_stacked(a, b, n - 1, out)
+        if done is not None:
+            return done
+    return np.matmul(a, b, out=out)
 
 
 def _share_rows(a, b, out, n: int, add=None) -> None:

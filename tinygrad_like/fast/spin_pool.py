@@ -160,18 +160,23 @@ def matmul(a: np.ndarray, b: np.ndarray, add: np.ndarray | None = None, workers:
     return out if lib.spin_matmul(a, b, out, None if add is None else id(add), a.itemsize) >= 0 else None
 
 
-def matmul_stacked(a: np.ndarray, b: np.ndarray, workers: int = 1):
+def matmul_stacked(a: np.ndarray, b: np.ndarray, workers: int = 1, out: np.ndarray | None = None):
     """a @ b for stacks a (..., m, k) of one or two batch axes and b (..., k, n) of the same batch axes, or
     b (k, n), the entries shared out among the caller and `workers` C threads, one gemm per entry as
-    numpy's matmul makes them; None when this pool cannot take it (module docstring)."""
+    numpy's matmul makes them; written into `out` when given (of the result's shape and dtype, unit steps
+    along its rows: it may be a view), else into a new array; None (nothing written) when this pool
+    cannot take it (module docstring)."""
     lib = library()
     same_stacks = b.ndim == 2 or a.shape[:-2] == b.shape[:-2]
     if (lib is None or a.ndim not in (3, 4) or b.ndim not in (2, a.ndim) or not same_stacks or a.size == 0
             or not _fits(a[(0,) * (a.ndim - 2)], b[(0,) * (b.ndim - 2)])):                 # the first entries
         return None
+    shape = a.shape[:-1] + b.shape[-1:]
+    if out is not None and (out.shape != shape or out.dtype != a.dtype):
+        return None
     if workers != _workers:
         configure(workers)
-    out = np.empty(a.shape[:-1] + b.shape[-1:], a.dtype)
+    out = np.empty(shape, a.dtype) if out is None else out
     return out if lib.spin_matmul_stacked(a, b, out, a.itemsize) >= 0 else None
 
 

@@ -123,6 +123,9 @@ RUNS_PER_THREAD = 4  # runs go out as threads free up: a thread slowed by anothe
 # where one call over the whole array does, which gives the same bits (the loops' remainders may not);
 # every vector width up to 512 bits, unrolled twice, divides it (tests/test_kernels.py checks the bits).
 ELEMENTS_PER_CUT = 64
+# The attention tile's softmax takes the logs of 64 rows at once (attention.c's BLOCK) in a vector loop:
+# cut at multiples of 64 rows, its blocks are those of one call (the same bits).
+TILE_ROWS_PER_CUT = 64
 # C kernels over this many bytes or more go to the C threads (spin_pool.run_kernel) when the pool has more
 # than one thread: a hand-over costs a few microseconds there, against tens on the Python pool, so far
 # smaller jobs gain from a second core than pool.MIN_BYTES (benchmarks/bench_handover.py, part 4).
@@ -137,14 +140,18 @@ def runs(count: int, nbytes: int, unit: int = 1) -> list:
     return [c // unit * unit for c in cuts[:-1]] + cuts[-1:]
 
 
-def share(fn, count: int, nbytes: int, *args, unit: int = 1) -> None:
+def share(fn, count: int, nbytes: int, *args, unit: int = 1, python_pool: bool = True) -> None:
     """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`, cut at multiples of `unit`):
-    a C kernel from SPIN_MIN_BYTES on on the C threads (spin_pool.run_kernel) when they can take it, else
-    on the Python pool; a C kernel bound to its arguments once (`kernel`'s bind)."""
+    a C kernel from SPIN_MIN_BYTES on on the C threads (spin_pool.run_kernel) when they can take it and the
+    Python pool is not sharing out work already (pool.sharing), else on the Python pool, or in one call on
+    this thread when not `python_pool`; a C kernel bound to its arguments once (`kernel`'s bind)."""
     bound = fn.bind(*args) if hasattr(fn, "bind") else functools.partial(fn, *args)
     threads = pool.chosen()
-    if threads > 1 and nbytes >= SPIN_MIN_BYTES and hasattr(bound, "spin") and \
+    if threads > 1 and nbytes >= SPIN_MIN_BYTES and hasattr(bound, "spin") and not pool.sharing() and \
             spin_pool.run_kernel(*bound.spin, 0, count, unit, threads * RUNS_PER_THREAD, threads - 1) is not None:
+        return
+    if not python_pool:
+        bound(0, count)
         return
     cuts = runs(count, nbytes, unit)
     pool.run(lambda i: bound(cuts[i], cuts[i + 1]), range(len(cuts) - 1))
@@ -396,27 +403,31 @@ def tile_softmax_forward(s: np.ndarray, mask: np.ndarray | None, v: np.ndarray, 
                          noise: np.ndarray | None = None, variant=None) -> np.ndarray:
     """flash.tile_softmax_forward: out = (softmax(s + mask) ⊙ noise) v for scores s (..., rows, n), C-contiguous,
     which become the weights (times dropout's noise, when given); returns the rows' log-sum-exp (..., rows, 1),
-    +inf where every key is masked (whose weights are 0). The kernel runs on the calling thread (a tile is
-    one thread's work already)."""
+    +inf where every key is masked (whose weights are 0). The kernel and the product run on the C threads
+    when they can take them (`share`, pool.stacked), else on the calling thread (flash.py's chunks on the
+    Python pool are one thread's work already)."""
     rows = _in_place_rows(s)
     lse = np.empty((rows.shape[0], 1), s.dtype)
     fn = kernel("tile_softmax_forward", variant_for("tile_softmax", variant), s.dtype)
-    fn(rows, _mask_block(mask, s), s.shape[-2], np.finfo(s.dtype).min, lse, 0, rows.shape[0])
+    share(fn, rows.shape[0], s.nbytes, rows, _mask_block(mask, s), s.shape[-2], np.finfo(s.dtype).min, lse,
+          unit=TILE_ROWS_PER_CUT, python_pool=False)
     if noise is not None:
         s *= noise
-    np.matmul(s, v, out=out)
+    pool.stacked(s, v, out=out)
     return lse.reshape(s.shape[:-1] + (1,))
 
 
 def tile_softmax_backward(s: np.ndarray, mask: np.ndarray | None, lse: np.ndarray, dp: np.ndarray, D: np.ndarray,
                           variant=None) -> None:
     """flash.tile_softmax_backward: in place, s (..., rows, n) becomes p = exp(s + mask − lse) and dp becomes
-    ds = p ⊙ (dp − D), s and dp C-contiguous, lse and D (..., rows, 1). On the calling thread."""
+    ds = p ⊙ (dp − D), s and dp C-contiguous, lse and D (..., rows, 1). On the C threads when they can take
+    it (`share`), else on the calling thread."""
     rows, _ = _in_place_rows(s), _in_place_rows(dp)
     shape = s.shape[:-1] + (1,)
     per_row = [np.ascontiguousarray(a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1) for a in (lse, D)]
     fn = kernel("tile_softmax_backward", variant_for("tile_softmax", variant), s.dtype)
-    fn(rows, _mask_block(mask, s), s.shape[-2], per_row[0], dp.reshape(rows.shape), per_row[1], 0, rows.shape[0])
+    share(fn, rows.shape[0], s.nbytes, rows, _mask_block(mask, s), s.shape[-2], per_row[0], dp.reshape(rows.shape),
+          per_row[1], python_pool=False)
 
 
 @functools.lru_cache(maxsize=64)
@@ -455,7 +466,8 @@ def _transpose_layout(shape: tuple, strides: tuple, itemsize: int):
 def transpose_copy(a: np.ndarray, scale, out: np.ndarray, variant=None) -> np.ndarray:
     """flash.transpose_copy: out (..., d, n), C-contiguous, = aᵀ·scale for a (..., n, d) with unit stride
     along d and leading axes that come down to two (`_blocks`): a view of the packed projection, or a
-    contiguous array; numpy's copy otherwise. Returns out. On the calling thread."""
+    contiguous array; numpy's copy otherwise. Returns out. On the C threads when they can take it (`share`),
+    else on the calling thread."""
     found = _transpose_layout(a.shape, a.strides, a.itemsize) if out.flags.c_contiguous else None
     if found is None:
         return np.multiply(np.swapaxes(a, -1, -2), 1 if scale is None else scale, out=out)
@@ -463,7 +475,8 @@ def transpose_copy(a: np.ndarray, scale, out: np.ndarray, variant=None) -> np.nd
     n1, n, d, s0, s1, sr = layout.tolist()
     src = np.lib.stride_tricks.as_strided(a, (n0, n1, n, d), tuple(x * a.itemsize for x in (s0, s1, sr, 1)))
     fn = kernel("transpose_copy", variant_for("transpose", variant), out.dtype)
-    fn(src, layout, out.dtype.type(1 if scale is None else scale), out.reshape(-1, d, n), 0, n0 * n1)
+    share(fn, n0 * n1, out.nbytes, src, layout, out.dtype.type(1 if scale is None else scale), out.reshape(-1, d, n),
+          python_pool=False)
     return out
 
 

@@ -323,17 +323,21 @@ static array_head matrix_of(const array_head *x) {
 }
 
 /* out = a @ b for stacks a (s0, s1, m, k) or (s1, m, k), b of a's batch axes or 2-D (k, n) (the same
- * matrix for every entry), out C-contiguous: one gemm per entry, as numpy's matmul makes them (the same
- * calls, so the same bits), the entries cut into (workers + 1) runs of neighbours. -1 (nothing done)
- * when make_job says no to the entries' matrices or there are more than two batch axes. */
+ * matrix for every entry), out of a's batch axes with unit steps along its rows (a view of a wider
+ * array, such as attention's gradients written into their packed layout, will do): one gemm per entry,
+ * as numpy's matmul makes them (the same calls, so the same bits), the entries cut into (workers + 1)
+ * runs of neighbours. -1 (nothing done) when make_job says no to the entries' matrices, out's rows are
+ * not laid out so, or there are more than two batch axes. */
 int64_t spin_matmul_stacked(const array_head *a, const array_head *b, const array_head *out, int64_t size) {
     int64_t job[JOB_LEN], cut[MAX_WORKERS + 1][JOB_LEN];
     int batch = a->nd - 2;
     if (batch < 1 || batch > 2 || out->nd != a->nd || (b->nd != a->nd && b->nd != 2))
         return -1;
     array_head ma = matrix_of(a), mb = matrix_of(b), mo = matrix_of(out);
-    if (!make_job(job, &ma, &mb, &mo, NULL, size))
+    if (!make_job(job, &ma, &mb, &mo, NULL, size) || mo.strides[1] != size || mo.strides[0] % size ||
+        mo.strides[0] / size < job[N])
         return -1;
+    job[LDC] = mo.strides[0] / size;
     int stacked_b = b->nd == a->nd;
     job[INNER] = a->dims[batch - 1];
     job[SA1] = a->strides[batch - 1], job[SB1] = stacked_b ? b->strides[batch - 1] : 0;
