@@ -18,6 +18,10 @@ at the real programs' sizes.
    float32, on 1 thread, in runs on the Python pool at 2 threads, and on the C threads at 2
    (spin_pool.run_kernel); and where sharing a kernel out starts to pay: the GELU forward over 2K to
    512K elements on 1 thread and on the C threads.
+5. Attention forward and backward at nanoGPT's shapes (B 12, 4 heads, T 64, 32 wide, float32, causal, dropout
+   0.2, as its F.scaled_dot_product_attention call makes them): one chunk on the caller (its scores fit in
+   one tile), with its products and kernels on 1 thread, on 1 thread with the Python pool at 2 (no
+   difference: a chunk's work is one thread's there) and shared out among the C threads at 2.
 Every figure is the median of `--rounds` rounds, the variants alternated within each round.
 """
 from __future__ import annotations
@@ -159,11 +163,28 @@ def kernels(rounds: int, repeats: int, rng) -> None:
               f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
 
 
+def attention(rounds: int, repeats: int, rng) -> None:
+    from tinygrad_like import Tensor
+    B, heads, T, hs = 12, 4, 64, 32
+    qkv = rng.standard_normal((B, T, 3 * heads * hs), np.float32)
+
+    def step():
+        x = Tensor(qkv, requires_grad=True)
+        q, k, v = (x[:, :, i * heads * hs:(i + 1) * heads * hs].reshape(B, T, heads, hs).transpose(1, 2)
+                   for i in range(3))                                                    # (B, nh, T, hs) views
+        q.scaled_dot_product_attention(k, v, is_causal=True, dropout_p=0.2).sum().backward()
+    print("\nattention forward + backward at nanoGPT's shapes (us, median; with the slicing, dropout's draw and "
+          "the sum): 1 thread | Python pool 2 | C threads 2")
+    t = rounds_of(lambda: per_call_us(step, repeats), VARIANTS, rounds)
+    print("  " + " | ".join(f"{t[v.name]:7.1f}" for v in VARIANTS) + f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=200)
-    ap.add_argument("--only", choices=["handover", "products", "threshold", "kernels"], help="one part only")
+    ap.add_argument("--only", choices=["handover", "products", "threshold", "kernels", "attention"],
+                    help="one part only")
     args = ap.parse_args(argv)
     print(machine_line())
     if spin_pool.library() is None:
@@ -174,7 +195,8 @@ def main(argv=None) -> None:
         parts = {"handover": lambda: handover(args.rounds, args.repeats),
                  "products": lambda: products(args.rounds, args.repeats, rng),
                  "threshold": lambda: threshold(args.rounds, args.repeats, rng),
-                 "kernels": lambda: kernels(args.rounds, args.repeats, rng)}
+                 "kernels": lambda: kernels(args.rounds, args.repeats, rng),
+                 "attention": lambda: attention(args.rounds, args.repeats, rng)}
         for name, part in parts.items():
             if args.only in (None, name):
                 part()

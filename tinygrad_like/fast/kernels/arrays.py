@@ -5,9 +5,10 @@ rounding (tests/test_kernels.py).
 Each function takes the rows (or elements) of C-contiguous arrays, cuts them into a few runs per thread of
 the engine's pool and runs a kernel on each run (`share`): a C kernel from SPIN_MIN_BYTES on, on the C
 threads (spin_pool.run_kernel), else on the Python pool (`pool.threads_for`: one thread below pool.MIN_BYTES);
-the attention tile's run whole on the calling thread, which is one of the pool's already (flash.py shares
-out the tiles). The kernels let go of the GIL, so the pool's threads run them side by side; numba's own
-threads are never started (one owner of the cores: the pool, which holds BLAS to one thread while it has more).
+the attention tile's on the C threads too, else whole on the calling thread, which is one of the Python
+pool's already when flash.py shares out chunks of tiles there. The kernels let go of the GIL, so the pool's
+threads run them side by side; numba's own threads are never started (one owner of the cores: the pool,
+which holds BLAS to one thread while it has more).
 
 `variant` picks the compiled code: "numba" (numba_rows.py) or "c" (rows.c and attention.c through ctypes);
 None takes the one kept for the op (KEPT), by measurement (benchmarks/bench_kernels.py): C where the op's
@@ -121,7 +122,7 @@ def c_library():
 RUNS_PER_THREAD = 4  # runs go out as threads free up: a thread slowed by another process takes fewer
 # Elementwise kernels are cut at multiples of this many elements: their vector loops then meet each element
 # where one call over the whole array does, which gives the same bits (the loops' remainders may not);
-# every vector width up to 512 bits, unrolled twice, divides it (tests/test_kernels.py checks the bits).
+# every vector width up to 512 bits, unrolled twice, divides it (tests/test_spin_pool.py checks the bits).
 ELEMENTS_PER_CUT = 64
 # The attention tile's softmax takes the logs of 64 rows at once (attention.c's BLOCK) in a vector loop:
 # cut at multiples of 64 rows, its blocks are those of one call (the same bits).
