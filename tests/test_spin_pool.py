@@ -109,6 +109,28 @@ def test_stacked_product_is_numpys_bit_for_bit(shape_a, shape_b, dtype, workers)
             np.testing.assert_array_equal(out, la @ lb, err_msg=f"{name_a} @ {name_b}")   # F: other bits than C
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_stacked_product_into_a_view_is_numpys_bit_for_bit(dtype, workers):
+    """Into `out` a view of a wider array (attention's gradients in the packed layout (B, T, nh, hs) seen as
+    (B, nh, T, hs)): numpy's bits, and nothing written outside the view; an out that overlaps an operand,
+    or of another shape or dtype, is refused (None) before anything is written."""
+    a, b = (rng.standard_normal((3, 4, 9, 7)).astype(dtype), rng.standard_normal((3, 4, 7, 5)).astype(dtype))
+    packed = np.full((3, 9, 4, 5 + 2), 7.0, dtype)                      # two more columns that must stay 7
+    view = packed[..., :5].transpose(0, 2, 1, 3)                        # (3, 4, 9, 5), rows 7 elements apart
+    assert spin_pool.matmul_stacked(a, b, workers, out=view) is view
+    np.testing.assert_array_equal(view, np.matmul(a, b))
+    assert (packed[..., 5:] == 7).all()
+    wide_a, tall_out = np.zeros((3, 4, 9, 12), dtype), np.zeros((3, 4, 9, 5), dtype)
+    wide_a[..., :7], tall_out[:, :, :7] = a, b
+    refused = [(wide_a[..., :7], b, wide_a[..., 2:7]), (a, tall_out[:, :, :7], tall_out),       # overlaps
+               (a, b, np.empty((3, 4, 9, 6), dtype)), (a, b, np.empty((3, 4, 9, 5), np.float16))]
+    for x, y, out in refused:
+        before = out.copy()
+        assert spin_pool.matmul_stacked(x, y, workers, out=out) is None
+        np.testing.assert_array_equal(out, before)
+
+
 @pytest.mark.parametrize("a,b,why", [
     (np.ones((2, 2, 2, 4, 4)), np.ones((2, 2, 2, 4, 4)), "three batch axes"),
     (np.ones((3, 4, 4)), np.ones((1, 4, 4)), "batch axes that broadcast"),

@@ -172,7 +172,8 @@ def matmul_stacked(a: np.ndarray, b: np.ndarray, workers: int = 1, out: np.ndarr
             or not _fits(a[(0,) * (a.ndim - 2)], b[(0,) * (b.ndim - 2)])):                 # the first entries
         return None
     shape = a.shape[:-1] + b.shape[-1:]
-    if out is not None and (out.shape != shape or out.dtype != a.dtype):
+    if out is not None and (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
+                            or np.may_share_memory(out, b)):                  # numpy buffers an overlap; not here
         return None
     if workers != _workers:
         configure(workers)

@@ -4,8 +4,8 @@
  *
  * A job is a product (GEMM_JOB) or runs of a compiled kernel (KERNEL_JOB, see run_kernel below). A product
  * is one call of numpy's own OpenBLAS gemm (cblas sgemm/dgemm, ILP64: 64-bit integers), row-major,
- * C (m, n) = op(A) (m, k) · op(B) (k, n), plus an optional bias row added to every row of C after. It is
- * int64 numbers: the kind, dtype (4 or 8 bytes), transa, transb (0 or 1), m, n, k, A, lda, B, ldb, C, ldc,
+ * C (m, n) = op(A) (m, k) · op(B) (k, n), plus an optional bias row added to every row of C after, written
+ * as int64 numbers: the kind, dtype (4 or 8 bytes), transa, transb (0 or 1), m, n, k, A, lda, B, ldb, C, ldc,
  * bias (addresses as integers, 0 for no bias).
  *
  * Each worker has one slot. The caller (one ctypes call, which lets go of the GIL for its whole
