@@ -40,7 +40,8 @@ enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { IDLE, POSTED, TAKEN, DONE, STOP };
 enum { GEMM_JOB, KERNEL_JOB };
 enum { KIND, DTYPE, TA, TB, M, N, K, A, LDA, B, LDB, C, LDC, BIAS,
-       LO, HI, INNER, SA0, SA1, SB0, SB1, SC0, SC1, JOB_LEN };   /* a stack's entries lo..hi, see run_job */
+       LO, HI, INNER, SA0, SA1, SB0, SB1, SC0, SC1,                /* a stack's entries lo..hi, see run_job */
+       NEXT, STEP, JOB_LEN };                                      /* entries taken in turn, see run_gemms */
 #define MAX_WORKERS 63
 /* Pauses between two sched_yield calls of a spinning thread (a pause is tens of cycles, a yield a system
  * call): a thread of the Python pool or another process waiting for this core (run at the same real-time
@@ -112,19 +113,32 @@ static void gemm_once(const int64_t *j, const char *a, const char *b, char *c_) 
 
 static void run_kernel(const int64_t *j);
 
-/* One product job: a gemm for each entry e in LO..HI of a stack with two batch axes (INNER entries along the
- * second), entry e = (e / INNER, e % INNER) at A + SA0·(e / INNER) + SA1·(e % INNER) bytes, likewise B
- * and C; a product that is no stack is the one entry 0 of 1. */
+/* A gemm for each entry e in lo..hi of a stack with two batch axes (INNER entries along the second), entry
+ * e = (e / INNER, e % INNER) at A + SA0·(e / INNER) + SA1·(e % INNER) bytes, likewise B and C; a product
+ * that is no stack is the one entry 0 of 1. */
+static void run_gemms(const int64_t *j, int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; e++) {
+        int64_t outer = e / j[INNER], inner = e % j[INNER];
+        gemm_once(j, (const char *)j[A] + j[SA0] * outer + j[SA1] * inner,
+                  (const char *)j[B] + j[SB0] * outer + j[SB1] * inner, (char *)j[C] + j[SC0] * outer + j[SC1] * inner);
+    }
+}
+
+/* One product job: entries LO..HI (run_gemms), or, when NEXT points to a counter shared by every thread
+ * that has the job, STEP entries at a time from that counter until it passes HI: a thread that gets its
+ * core late (the machine loaded) then takes fewer, and nobody waits for more than the STEP entries a
+ * late thread is on. Each entry is one gemm, whoever makes it: the same bits. */
 static void run_job(const int64_t *j) {
     if (j[KIND] == KERNEL_JOB) {
         run_kernel(j);
         return;
     }
-    for (int64_t e = j[LO]; e < j[HI]; e++) {
-        int64_t outer = e / j[INNER], inner = e % j[INNER];
-        gemm_once(j, (const char *)j[A] + j[SA0] * outer + j[SA1] * inner,
-                  (const char *)j[B] + j[SB0] * outer + j[SB1] * inner, (char *)j[C] + j[SC0] * outer + j[SC1] * inner);
+    if (!j[NEXT]) {
+        run_gemms(j, j[LO], j[HI]);
+        return;
     }
+    for (int64_t e; (e = atomic_fetch_add((_Atomic int64_t *)j[NEXT], j[STEP])) < j[HI];)
+        run_gemms(j, e, e + j[STEP] < j[HI] ? e + j[STEP] : j[HI]);
 }
 
 /* Until the slot holds a job (POSTED) or STOP: spin for spin_ns, yielding the core now and then, then
@@ -291,6 +305,7 @@ static int make_job(int64_t *job, const array_head *a, const array_head *b, cons
     job[BIAS] = bias ? (int64_t)bias->data : 0;
     job[LO] = 0, job[HI] = job[INNER] = 1;
     job[SA0] = job[SA1] = job[SB0] = job[SB1] = job[SC0] = job[SC1] = 0;
+    job[NEXT] = 0, job[STEP] = 1;
     return 1;
 }
 
@@ -322,11 +337,15 @@ static array_head matrix_of(const array_head *x) {
     return m;
 }
 
+/* Steps of entries per thread a stack's product is cut into (run_job): enough that a thread slowed down
+ * leaves most of its share to the others, few enough that the counter is seldom touched. */
+#define STEPS_PER_THREAD 4
+
 /* out = a @ b for stacks a (s0, s1, m, k) or (s1, m, k), b of a's batch axes or 2-D (k, n) (the same
  * matrix for every entry), out of a's batch axes with unit steps along its rows (a view of a wider
  * array, such as attention's gradients written into their packed layout, will do): one gemm per entry,
- * as numpy's matmul makes them (the same calls, so the same bits), the entries cut into (workers + 1)
- * runs of neighbours. -1 (nothing done) when make_job says no to the entries' matrices, out's rows are
+ * as numpy's matmul makes them (the same calls, so the same bits), the entries taken in steps of
+ * neighbours by the caller and the workers in turn (run_job). -1 (nothing done) when make_job says no to the entries' matrices, out's rows are
  * not laid out so, or there are more than two batch axes. */
 int64_t spin_matmul_stacked(const array_head *a, const array_head *b, const array_head *out, int64_t size) {
     int64_t job[JOB_LEN], cut[MAX_WORKERS + 1][JOB_LEN];
@@ -347,10 +366,10 @@ int64_t spin_matmul_stacked(const array_head *a, const array_head *b, const arra
     int64_t entries = (batch == 2 ? a->dims[0] : 1) * job[INNER], parts = wanted + 1 < entries ? wanted + 1 : entries;
     if (parts < 1)
         parts = 1;
-    for (int64_t p = 0; p < parts; p++) {
-        memcpy(cut[p], job, sizeof job);
-        cut[p][LO] = entries * p / parts, cut[p][HI] = entries * (p + 1) / parts;
-    }
+    _Atomic int64_t next = 0;
+    job[NEXT] = (int64_t)&next, job[HI] = entries;
+    job[STEP] = entries / (parts * STEPS_PER_THREAD) > 1 ? entries / (parts * STEPS_PER_THREAD) : 1;
+    for (int64_t p = 0; p < parts; p++) memcpy(cut[p], job, sizeof job);
     return spin_run(cut[0], parts);
 }
 
