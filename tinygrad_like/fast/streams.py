@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import platform
 import sys
 from pathlib import Path
 
@@ -41,9 +42,10 @@ from tinygrad_like.pytorch_streams.generator import keep_below_scaled as plain_k
 MIN_DRAWS = 512         # below this many draws, the plain one costs less than a compiled call
 WORDS = 624
 SOURCE = Path(__file__).with_name("kernels") / "twister.c"
-# -mprefer-vector-width=512: where the CPU has 512-bit vectors, the compiler uses them (it prefers 256 bits
-# by default); twister.c's loops are plain integer work that gains from the width
-FLAGS = ["-O3", "-march=native", "-mprefer-vector-width=512", "-shared", "-fPIC"]
+# -mprefer-vector-width=512 (an x86 option): where the CPU has 512-bit vectors, the compiler uses them (it
+# prefers 256 bits by default); twister.c's loops are plain integer work that gains from the width
+WIDE = ["-mprefer-vector-width=512"] if platform.machine().lower() in ("x86_64", "amd64") else []
+FLAGS = ["-O3", "-march=native", *WIDE, "-shared", "-fPIC"]
 NOISE = {np.dtype(np.float32): ("twister_noise_f32", ctypes.c_float),
          np.dtype(np.float64): ("twister_noise_f64", ctypes.c_double)}
 _failure: str | None = None
