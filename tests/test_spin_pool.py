@@ -475,10 +475,14 @@ def test_a_forked_child_runs_kernels_on_its_own_threads(two_threads, monkeypatch
 
 
 def test_without_the_c_threads_kernels_take_the_python_pool(monkeypatch):
-    """TINYGRAD_LIKE_SPIN_POOL=off: the kernels run on the Python pool's threads, with the same bits."""
+    """TINYGRAD_LIKE_SPIN_POOL=off: the kernels run on the Python pool's threads, and attention's products
+    and kernels on the caller, with the same bits."""
     c_kernels_or_skip()
     x = rng.standard_normal(4099).astype(np.float32)
     want = K.gelu_forward(x, "c")
+    qkv = np.random.default_rng(2).standard_normal((12, 64, 384)).astype(np.float32)
+    tinygrad_like.set_num_threads(1)
+    attention = _attention_step(qkv, 4, True, 0.0, False)
     monkeypatch.setenv("TINYGRAD_LIKE_SPIN_POOL", "off")
     monkeypatch.setattr(K, "SPIN_MIN_BYTES", 0)
     monkeypatch.setattr(pool, "MIN_BYTES", 0)
@@ -492,6 +496,8 @@ def test_without_the_c_threads_kernels_take_the_python_pool(monkeypatch):
         tinygrad_like.set_num_threads(2)
         np.testing.assert_array_equal(K.gelu_forward(x, "c"), want)
         assert used == [2 * K.RUNS_PER_THREAD]
+        for got, expected in zip(_attention_step(qkv, 4, True, 0.0, False), attention):
+            np.testing.assert_array_equal(got, expected)
     finally:
         tinygrad_like.set_num_threads(1)
         monkeypatch.undo()

@@ -228,8 +228,9 @@ def run_kernel(address: int, kinds: str, itemsize: int, words, scalars, lo: int,
 def park() -> None:
     """Put spinning C threads to sleep until the next product: the Python pool's threads are about to
     want the cores they spin on."""
-    if _workers > 0:
-        library().spin_park()
+    lib = library()
+    if _workers > 0 and lib is not None:          # None: turned off since it was configured (tests do)
+        lib.spin_park()
 
 
 def sleeping() -> int:
