@@ -422,7 +422,7 @@ def test_every_c_kernel_has_a_signature_the_c_threads_call():
     for name, (kinds, rows) in K.C_ARGS.items():
         assert spin_pool.signature("".join(K.SPIN_KINDS[k] for k in kinds) + ("l" if rows else "")) >= 0, name
     assert spin_pool.signature("pppppsssss") == -1
-    assert spin_pool.run_kernel(0, "pppppsssss", 4, [], [], 0, 10, 1, 2) is None
+    assert spin_pool.run_kernel(0, "pppppsssss", 4, [0] * 5 + [1.0] * 5, 0, 10, 1, 2) is None
 
 
 def test_a_worker_takes_runs_of_a_kernel(two_threads):

@@ -205,16 +205,18 @@ def signature(kinds: str) -> int:
     return -1 if lib is None else lib.spin_signature(kinds.encode())
 
 
-def run_kernel(address: int, kinds: str, itemsize: int, words, scalars, lo: int, hi: int, unit: int, runs: int,
+def run_kernel(address: int, kinds: str, itemsize: int, args, lo: int, hi: int, unit: int, runs: int,
                workers: int = 1) -> int | None:
-    """The compiled kernel at `address`, fn(arguments..., lo, hi), over rows (or elements) lo..hi cut into
-    `runs` runs at multiples of `unit` (counted from 0), on the caller and `workers` C threads, each
-    taking the next run as it is free; all inside one ctypes call, without the GIL. `words` are the
-    pointer and long arguments, `scalars` the float ones (float32 for itemsize 4, float64 for 8), each in
-    the order `kinds` gives them (`signature`). Returns how many C threads took part (0: the caller ran
-    every run), or None (nothing done) when this pool cannot call it."""
+    """The compiled kernel at `address`, fn(*args, lo, hi), over rows (or elements) lo..hi cut into `runs`
+    runs at multiples of `unit` (counted from 0), on the caller and `workers` C threads, each taking the
+    next run as it is free; all inside one ctypes call, without the GIL. `args` are as `kinds` says
+    (`signature`): addresses (None for NULL) and integers, and scalars of the arrays' float type (float32
+    for itemsize 4, float64 for 8). Returns how many C threads took part (0: the caller ran every run),
+    or None (nothing done) when this pool cannot call it."""
     lib = library()
     sig = signature(kinds)
+    words = [a or 0 for k, a in zip(kinds, args) if k != "s"]
+    scalars = [float(a) for k, a in zip(kinds, args) if k == "s"]
     if lib is None or sig < 0 or len(words) > MAX_WORDS or len(scalars) > MAX_SCALARS:
         return None
     if workers != _workers:

@@ -96,17 +96,15 @@ def kernel(name: str, variant: str, dtype: np.dtype):
             return [value.ctypes.data if len(value) else None, value.strides[0] // value.itemsize]
         return [value]
     spin_kinds = "".join(SPIN_KINDS[k] for k in kinds) + ("l" if rows else "")    # spin_pool.signature's letters
-    address = ctypes.cast(fn, ctypes.c_void_p).value
+    address, itemsize = ctypes.cast(fn, ctypes.c_void_p).value, np.dtype(dtype).itemsize
 
     def bind(*values):
         """The kernel on these arrays and scalars, as a function of (lo, hi): the arrays' addresses are
         read once (a microsecond each), not once per run. Its `spin` is what spin_pool.run_kernel takes
-        to call the same kernel on the C threads: (address, kinds, itemsize, words, scalars)."""
+        to call the same kernel on the C threads: (address, kinds, itemsize, arguments)."""
         args = (*(r for k, v in zip(kinds, values) for r in raw(k, v)), *((values[0].shape[-1],) if rows else ()))
         run = lambda lo, hi: fn(*args, lo, hi)
-        words = [a or 0 for k, a in zip(spin_kinds, args) if k != "s"]                  # NULL: 0
-        run.spin = (address, spin_kinds, np.dtype(dtype).itemsize, words,
-                    [float(a) for k, a in zip(spin_kinds, args) if k == "s"])
+        run.spin = (address, spin_kinds, itemsize, args)
         return run
 
     def call(*args):
