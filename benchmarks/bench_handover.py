@@ -5,9 +5,10 @@ at the real programs' sizes.
 
 1. Hand-over: a run of two empty items on the Python pool (pool.run), and a product too small to be
    work, (4, 1) @ (1, 2), on the C threads (spin_pool.matmul: the caller posts 2 rows, does its 2,
-   waits), against the same call with no worker (the ctypes call alone). Back to back, after 0.5 ms idle
-   and after 5 ms (both past spin_pool.SPIN_NS: every worker asleep on its futex or lock; on a VM whose
-   idle cores halt, the core too).
+   waits), against the same call with no worker (the ctypes call alone); a kernel too small to be work
+   in 2 runs on the C threads (spin_pool.run_kernel, from Python) against the kernel called directly.
+   Back to back, after 0.5 ms idle and after 5 ms (both past spin_pool.SPIN_NS: every worker asleep on
+   its futex or lock; on a VM whose idle cores halt, the core too); the kernel back to back.
 2. Products (float32) at the programs' sizes: Linear forward rows @ Wᵀ and the backward's dx = g W,
    dW = gᵀ x of nanoGPT (768 rows, 128 wide), minGPT's sort demo (704 rows, 48 wide) and makemore's
    transformer (512 rows, 64 wide), on 1 thread (numpy), on 2 threads of the Python pool (its
@@ -107,6 +108,14 @@ def handover(rounds: int, repeats: int) -> None:
                            rounds)
         print(f"  {label:17s} Python pool run of 2 empty items {python['Python pool 2']:6.1f} | C threads, "
               f"2 rows each {c_two['C threads 2']:6.1f}, no worker {c_none['C threads 2']:5.1f}")
+    x = np.ones(128, np.float32)
+    out = np.empty_like(x)
+    gelu = arrays.kernel("gelu_forward", "c", x.dtype).bind(x, *arrays._typed(x.dtype, 0.8, 0.04, 0.5), out)
+    kernel_two = rounds_of(lambda: per_call_us(lambda: spin_pool.run_kernel(*gelu.spin, 0, 128, 64, 2, 1), repeats),
+                           [VARIANTS[2]], rounds)
+    kernel_one = rounds_of(lambda: per_call_us(lambda: gelu(0, 128), repeats), [VARIANTS[0]], rounds)
+    print(f"  back to back      a kernel (GELU over 128 elements) in 2 runs on the C threads "
+          f"{kernel_two['C threads 2']:6.1f} (spin_pool.run_kernel), on the caller {kernel_one['1 thread']:5.1f}")
 
 
 def products(rounds: int, repeats: int, rng) -> None:
