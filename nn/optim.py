@@ -361,12 +361,18 @@ def clip_grad_norm(params, max_norm: float) -> float:
     params = [p for p in ([params] if isinstance(params, Tensor) else params) if p.grad is not None]
     if not params:
         return 0.0
-    total = math.sqrt(sum(float(np.sum(np.square(p.grad._data, dtype=np.float64))) for p in params))
+    total = math.sqrt(sum(dispatch.kernel("squares_sums", squares_sums)([p.grad._data for p in params])))
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
         for p in params:
             p.grad = Tensor(p.grad._data * coef)  # Python float: stays in the gradient's dtype
     return total
+
+
+def squares_sums(arrays: list) -> list:
+    """[Σ a² in float64, for a in arrays]: each gradient's squared norm, numpy's pairwise sum of its squares.
+    With the fast path, tinygrad_like/fast/grad_norm.py takes the same squares in the same order in one pass."""
+    return [float(np.sum(np.square(a, dtype=np.float64))) for a in arrays]
 
 
 def cosine_schedule(step: int, max_lr: float, warmup_steps: int, total_steps: int, min_lr: float = 0.0) -> float:

@@ -1,6 +1,7 @@
 """Optimizers against the update formulas written out by hand in plain numpy (float64), gradient clipping
 against the norm computed by hand, and the schedule against its closed form."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -402,3 +403,75 @@ def test_adam_reaches_the_fast_path_only_through_dispatch():
     assert dispatch.kernel("adam_group", None) is adam.run_group
     with fast.enabled(False):
         assert dispatch.kernel("adam_update", "plain") == "plain"
+
+
+# ---------------------------------------------------------------- clip_grad_norm's fast squared norms
+
+NORM_SIZES = [*range(0, 140), 255, 256, 257, 1000, 1023, 1024, 1025, 8191, 8192, 8193, 65536, 65537, 100003]
+
+
+def _grad_norm_kernel():
+    from tinygrad_like.fast import grad_norm
+    if grad_norm.library() is None:
+        pytest.skip(f"no C kernel for the gradient norm here: {grad_norm.reason()}")
+    return grad_norm
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_squares_sums_kernel_has_numpys_bits(dtype):
+    """grad_norm.c sums the squares in numpy's pairwise order (8 interleaved sums per block of up to 128,
+    halves split at multiples of 8), so every sum equals np.sum(np.square(a, dtype=np.float64)) bit for bit:
+    sizes on both sides of 8, 128 and the halvings, values spread over ten decades (float64 squares round,
+    and a fused multiply-add would show), subnormals, zeros of both signs, inf, nan and overflow."""
+    from nn.optim import squares_sums
+    grad_norm = _grad_norm_kernel()
+    rng = np.random.default_rng(11)
+    for n in NORM_SIZES:
+        a = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n)).astype(dtype)
+        assert grad_norm.squares_sums([a]) == squares_sums([a]), n
+    tiny = np.finfo(dtype).tiny
+    specials = [np.array([tiny / 4, -tiny / 2, 0.0, -0.0] * 5, dtype), np.full(300, np.finfo(dtype).max / 2, dtype),
+                np.array([1.0, np.inf, 2.0] * 40, dtype), np.array([np.nan] + [1.0] * 200, dtype),
+                rng.standard_normal((384, 128)).astype(dtype), rng.standard_normal((2, 3, 5)).astype(dtype)]
+    for a in specials:                                          # the same bits and the same warnings (overflow)
+        said = {}
+        for name, fn in (("plain", squares_sums), ("kernel", grad_norm.squares_sums)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                said[name] = np.array(fn([a])).tobytes(), [str(w.message) for w in caught]
+        assert said["kernel"] == said["plain"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        overflowed = grad_norm.squares_sums([specials[1]])
+    assert (overflowed == [np.inf]) == (dtype == np.float64) == bool(caught)   # a float32 square never overflows
+
+
+def test_clip_grad_norm_with_the_kernel_equals_the_plain_loop():
+    """clip_grad_norm with the fast path on and off: the same total and the same clipped gradients (bits), over
+    nanoGPT's parameter shapes in float32 and a few float64 ones; a broadcast (not C-contiguous) gradient and an
+    integer-free mix go through the plain line inside the fast function too."""
+    from tinygrad_like import dispatch, fast
+    grad_norm = _grad_norm_kernel()
+    assert dispatch.KERNELS["squares_sums"] is grad_norm.squares_sums
+    rng = np.random.default_rng(12)
+    shapes = [(65, 128), (64, 128), (128,), (384, 128), (128, 128), (512, 128), (128, 512), (7,)]
+    grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads += [rng.standard_normal((33, 17)), np.broadcast_to(np.float32(0.5), (40, 30))]
+    results = {}
+    for on in (False, True):
+        params = [Tensor(np.zeros(g.shape, g.dtype), requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = Tensor(g)
+        with fast.enabled(on):
+            total = clip_grad_norm(params, 1.0)
+        results[on] = total, [p.grad.numpy().tobytes() for p in params]
+    assert results[True] == results[False] and results[True][0] > 1.0
+
+
+def test_squares_sums_kernel_is_off_with_the_kernels(monkeypatch):
+    """TINYGRAD_LIKE_KERNELS=off runs numpy's line, the library untouched (it may not even build)."""
+    from tinygrad_like.fast import grad_norm
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    monkeypatch.setattr(grad_norm, "library", lambda: (_ for _ in ()).throw(AssertionError("library asked for")))
+    a = np.arange(10, dtype=np.float32)
+    assert grad_norm.squares_sums([a]) == [285.0]

@@ -7,6 +7,7 @@
   mask) in pieces on the pool, the same bits
 - memory.py: cache-sized pieces of arrays, and the allocator setting `tune_malloc`
 - adam.py: Adam's update in cache-sized pieces or a kernel, for nn/optim.py
+- grad_norm.py: clip_grad_norm's squared norms in one compiled pass per gradient, for nn/optim.py
 - streams.py: PyTorch's bernoulli draw (dropout's mask, or its noise) in one compiled pass, for
   pytorch_streams/generator.py
 - walk.py: Tensor.backward's walk when no feature is in use, in one function, on arrays
@@ -26,7 +27,7 @@ core's composites run, as inside `tinygrad_like.composed()`), `with enabled(True
 from __future__ import annotations
 
 from tinygrad_like.dispatch import register_fused, register_kernel
-from tinygrad_like.fast import adam, apply, arrays, elementwise, fused, pool, streams, walk
+from tinygrad_like.fast import adam, apply, arrays, elementwise, fused, grad_norm, pool, streams, walk
 from tinygrad_like.fast.memory import tune_malloc
 from tinygrad_like.fast.pool import get_num_threads, set_num_threads
 from tinygrad_like.function import fast_path, state
@@ -43,6 +44,7 @@ register_kernel("scaled", elementwise.scaled)
 register_kernel("add_rows", arrays.add_rows)
 register_kernel("adam_update", adam.run_update)
 register_kernel("adam_group", adam.run_group)
+register_kernel("squares_sums", grad_norm.squares_sums)
 register_kernel("keep_below", streams.keep_below)
 register_kernel("keep_below_scaled", streams.keep_below_scaled)
 register_kernel("backward", walk.backward)
