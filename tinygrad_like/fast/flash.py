@@ -303,8 +303,8 @@ def _backward_chunk(g, q, k, v, out, lse, mask, scale, tiles, dq, dk, dv, kT, no
         if not spans:
             dq[..., a:b, :] = 0
         for start, stop, masked in spans:
-            p = pool.stacked(qs[..., a:b, :], kT[..., start:stop])                   # the scores, again
-            ds = pool.stacked(g_st, vT[..., start:stop])                             # g' vᵀ
+            p = pool.stacked(qs[..., a:b, :], kT[..., start:stop])                # the scores, again
+            ds = pool.stacked(g_st, vT[..., start:stop])                          # g' vᵀ
             if noise is not None:
                 ds *= noise[..., a:b, start:stop]                                 # the gradient of p
             compiled(tile_softmax_backward, p)(p, mask[..., a:b, start:stop] if masked else None,
