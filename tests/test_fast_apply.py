@@ -195,3 +195,36 @@ def test_no_options_is_empty_and_read_only():
     with pytest.raises(TypeError, match="read-only"):
         apply.NO_OPTIONS.update(alpha=1)
     assert apply.NO_OPTIONS == {} and dict(**apply.NO_OPTIONS) == {}
+
+
+def test_each_thread_starts_from_the_default_modes_which_the_fast_apply_reads():
+    """apply.py and walk.py read grad mode, scope and anomaly mode through one look-up of `state.__dict__`,
+    which _State.__init__ fills in every thread: an op in a thread started inside no_grad, a scope and
+    detect_anomaly records its graph, in no scope, without anomaly checks, and a no_grad inside that thread
+    does not reach the caller's."""
+    import threading
+
+    from tinygrad_like.function import state
+    x = Tensor(np.array([1.0, np.inf]), requires_grad=True, dtype=np.float64)
+    seen = {}
+
+    def other():
+        seen["modes"] = dict(state.__dict__)
+        seen["out"] = x * x                       # inf * inf: no anomaly error, detect_anomaly is the caller's
+        with no_grad():
+            seen["inside"] = x * x
+            inside.set()
+            done.wait(5)
+
+    inside, done = threading.Event(), threading.Event()
+    with no_grad(), scope("outer"), detect_anomaly():
+        thread = threading.Thread(target=other)
+        thread.start()
+    assert inside.wait(5)
+    out = x * x                                   # while the thread sits in its no_grad
+    done.set()
+    thread.join()
+    assert seen["modes"] == {"grad_enabled": True, "scope": "", "detect_anomaly": False, "fused": True}
+    assert seen["out"].requires_grad and seen["out"]._ctx.scope == "" and seen["out"]._ctx.parents == (x, x)
+    assert not seen["inside"].requires_grad
+    assert out.requires_grad and out._ctx.parents == (x, x)

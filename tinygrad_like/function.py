@@ -15,10 +15,15 @@ from tinygrad_like.errors import ShapeError
 
 
 class _State(threading.local):
-    grad_enabled = True
-    scope = ""  # the dotted name of the scopes we are in
-    detect_anomaly = False
-    fused = True  # the fast path is on (fast_path, composed)
+    """This thread's modes. A thread-local runs __init__ in each thread that uses it, so every thread
+    starts from these defaults, held in its own dict (fast/apply.py reads them through one look-up of
+    `state.__dict__`: each attribute read is a thread-local look-up of its own)."""
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.scope = ""  # the dotted name of the scopes we are in
+        self.detect_anomaly = False
+        self.fused = True  # the fast path is on (fast_path, composed)
 
 
 state = _State()

@@ -50,11 +50,12 @@ def unary(cls, x):
             data = np.asarray(data)
     except ValueError as e:
         raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {x.shape})") from None
-    requires_grad = requires_grad and state.grad_enabled
+    mode = state.__dict__             # grad mode, scope, anomaly mode: one thread-local look-up
+    requires_grad = requires_grad and mode["grad_enabled"]
     if requires_grad:
-        fn.parents, fn.scope, fn.options = (x,), state.scope, NO_OPTIONS
-    if state.detect_anomaly:
-        fn.scope = state.scope
+        fn.parents, fn.scope, fn.options = (x,), mode["scope"], NO_OPTIONS
+    if mode["detect_anomaly"]:
+        fn.scope = mode["scope"]
         check_finite(fn, data, "forward output")
     return make(data, fn if requires_grad else None)
 
@@ -70,11 +71,12 @@ def binary(cls, x, y):
             data = np.asarray(data)
     except ValueError as e:
         raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {x.shape} and {y.shape})") from None
-    requires_grad = requires_grad and state.grad_enabled
+    mode = state.__dict__             # grad mode, scope, anomaly mode: one thread-local look-up
+    requires_grad = requires_grad and mode["grad_enabled"]
     if requires_grad:
-        fn.parents, fn.scope, fn.options = (x, y), state.scope, NO_OPTIONS
-    if state.detect_anomaly:
-        fn.scope = state.scope
+        fn.parents, fn.scope, fn.options = (x, y), mode["scope"], NO_OPTIONS
+    if mode["detect_anomaly"]:
+        fn.scope = mode["scope"]
         check_finite(fn, data, "forward output")
     return make(data, fn if requires_grad else None)
 

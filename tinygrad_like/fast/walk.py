@@ -44,8 +44,9 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
     (nothing in the walk reads a leaf's .grad, and a leaf's gradient is complete once every op has been
     walked). When a rule raises, the leaves the plain walk would have finished by then (those newer than
     the node that raised) are finished first."""
-    if (retain_graph or create_graph or not out.requires_grad or scaffolding._retained or not state.fused
-            or state.detect_anomaly):  # the fast path off (composed()), or a feature in use
+    mode = state.__dict__              # this thread's modes, in one thread-local look-up
+    if (retain_graph or create_graph or not out.requires_grad or scaffolding._retained or not mode["fused"]
+            or mode["detect_anomaly"]):  # the fast path off (composed()), or a feature in use
         return autograd.backward(out, gradient, retain_graph, create_graph)
     if gradient is None and out._data.size == 1:
         given = np.ones_like(out._data)        # as autograd.seed
