@@ -249,6 +249,27 @@ def test_an_array_several_leaves_receive_is_kept_by_the_same_leaf_as_in_the_plai
     assert kept[0] == kept[1] and sum(kept[0]) == 1
 
 
+def test_each_leaf_gradient_is_the_tensor_that_tensor_result_makes():
+    """The walk makes the leaves' .grad by writing Tensor._result(array, None) out (a call costs more there):
+    every slot as _result sets it, newer on the tape than the graph, in each way a leaf gets its array (the
+    caller's gradient copied, a fresh array kept, a view copied, a sum with an earlier .grad)."""
+    data = arrays((2, 3), (2, 3))
+    builds = (lambda a, b: (a + b, [a, b]), lambda a, b: ((a * b).sum(), [a, b]),
+              lambda a, b: ((a.reshape(6) + b.reshape(6)).sum(), [a, b]))
+    reference = Tensor._result(data[0], None)
+    for build in builds:
+        for walker in (plain_walk, lean_walk):
+            a, b = (Tensor(x, requires_grad=True) for x in data)
+            for _ in range(2):                                  # the second time, into the first .grad
+                out, leaves = build(a, b)
+                walker(out, Tensor(np.ones((2, 3), np.float32)) if out.shape else None)
+                for t in leaves:
+                    assert type(t.grad) is Tensor and type(t.grad._data) is np.ndarray
+                    for slot in set(Tensor.__slots__) - {"_data", "_tape_index", "__weakref__"}:   # any new slot too
+                        assert getattr(t.grad, slot) == getattr(reference, slot), slot
+                    assert t.grad._tape_index > out._tape_index
+
+
 def test_in_place_change_after_use_raises_the_same_error():
     def build(a):
         h = a * 2.0

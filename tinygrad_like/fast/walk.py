@@ -31,7 +31,9 @@ from tinygrad_like.fast import elementwise
 from tinygrad_like.fast.apply import NO_OPTIONS
 from tinygrad_like.function import state
 from tinygrad_like.scaffolding import NORM_AT_MOST, Skeleton, changed_error, freed_error, norm
-from tinygrad_like.tensor import Tensor
+from tinygrad_like.tensor import Tensor, tape
+
+new = object.__new__
 
 
 def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None:
@@ -89,14 +91,14 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
             if g is None:
                 pgs = (None,) * len(parents)
             else:
-                kept = skeletons.get(node)
+                kept = skeletons.get(node) if skeletons else None
                 if kept is not None and g.size <= NORM_AT_MOST:
                     kept.grad_norm = norm(g)
                 rule = rules.get(type(ctx))
-                if rule is _getitem and _into_owned(ctx, g, grads, owned):
-                    pgs = (None,)              # added into the parent's gradient already
+                fresh = rule is _getitem
+                if fresh and _into_owned(ctx, g, grads, owned):
+                    pgs, fresh = (None,), False    # added into the parent's gradient already
                 else:
-                    fresh = rule is _getitem
                     pgs = rule(ctx, g, node) if rule is not None else None
                 if pgs is None:        # the op's own rule, on Tensors, recording no graph
                     if recording is None:
@@ -140,27 +142,34 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
     finally:
         if recording is not None:
             state.grad_enabled = recording
-    make, holders = Tensor._result, None   # autograd.into_leaf, for each leaf
+    holders = None                     # autograd.into_leaf, for each leaf
     for node in leaves:
         g = grads.pop(node)
         if g is None:
             continue
         if node.grad is not None:
-            node.grad = make(_array(node.grad._data + g), None)
-        elif g is given:               # the caller's gradient: copied
-            node.grad = make(g.copy(), None)
-        elif not ((flags := g.flags).owndata and flags.writeable):   # a view, or read-only: copied
-            node.grad = make(g.copy(), None)
+            g = _array(node.grad._data + g)
+        elif g is given or not ((flags := g.flags).owndata and flags.writeable):
+            g = g.copy()               # the caller's gradient, a view or a read-only array: copied
         else:                          # kept by the leaf the plain walk's heap gives first, copied by the others
             holders = {} if holders is None else holders   # {id of an array: the leaf that keeps it}
             holder = holders.get(id(g))
             if holder is None:
                 holders[id(g)] = node
-                node.grad = make(g, None)
             elif (node._tape_index, id(node)) > (holder._tape_index, id(holder)):
-                holder.grad, node.grad, holders[id(g)] = make(g.copy(), None), make(g, None), node
+                holder.grad, holders[id(g)] = Tensor._result(g.copy(), None), node
             else:
-                node.grad = make(g.copy(), None)
+                g = g.copy()
+        grad = new(Tensor)             # Tensor._result(g, None) written out: here the call would cost more
+        grad._data = g                 # (one store a line: a tuple assignment of them costs more)
+        grad.grad = None
+        grad.requires_grad = False
+        grad._ctx = None
+        grad.name = None
+        grad.scope = ""
+        grad._last_grad = None
+        grad._tape_index = next(tape)
+        node.grad = grad
     if failed is not None:
         try:
             raise failed
