@@ -228,3 +228,69 @@ def test_each_thread_starts_from_the_default_modes_which_the_fast_apply_reads():
     assert seen["out"].requires_grad and seen["out"]._ctx.scope == "" and seen["out"]._ctx.parents == (x, x)
     assert not seen["inside"].requires_grad
     assert out.requires_grad and out._ctx.parents == (x, x)
+
+
+OPERAND_DTYPES = [(np.float32, np.float32), (np.float64, np.float64), (np.float32, np.float64), (np.int64, np.int64),
+                  (np.bool_, np.bool_), (np.int64, np.float32), (np.int32, np.int64)]
+
+
+def same_result(a: Tensor, b: Tensor) -> None:
+    """`same`, where a parent may be a cast made for the call (promotion): then a cast of the same Tensor, or a
+    constant with the same array."""
+    da, db = a.numpy(), b.numpy()
+    assert da.dtype == db.dtype and da.shape == db.shape and da.tobytes() == db.tobytes()
+    assert a.requires_grad == b.requires_grad and a.scope == b.scope and type(a._ctx) is type(b._ctx)
+    if a._ctx is not None:
+        assert sorted(vars(a._ctx)) == sorted(vars(b._ctx)) and dict(a._ctx.options) == b._ctx.options == {}
+        for p, q in zip(a._ctx.parents, b._ctx.parents, strict=True):
+            if p is not q:
+                assert type(p._ctx) is type(q._ctx) and type(p._ctx) in (type(None), ops.Cast)
+                assert p._ctx is None or p._ctx.parents[0] is q._ctx.parents[0]
+            assert p.numpy().tobytes() == q.numpy().tobytes() and p.dtype == q.dtype
+
+
+def outcome(fn, x, y):
+    try:
+        return fn(x, y), None
+    except Exception as e:                       # bool - bool is refused: the same error both ways
+        return None, (type(e), str(e))
+
+
+@pytest.mark.parametrize("name", list(apply.OPERATORS))
+@pytest.mark.parametrize("dtypes", OPERAND_DTYPES, ids=str)
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, False)])
+def test_the_operators_give_what_tensor_pys_give(name, dtypes, grads):
+    """Tensor's + - * / as fast/apply.py installs them against tensor.py's own (method.plain), on Tensors of
+    one dtype (the short way) and of two (promotion, tensor.py's way), integers and bools included."""
+    fast = Tensor.__dict__[name]
+    assert fast is not fast.plain and fast.plain.__module__ == "tinygrad_like.tensor"
+    x, y = (Tensor((RNG.random((2, 3)) * 4 + 1).astype(d), requires_grad=g and np.dtype(d).kind == "f")
+            for d, g in zip(dtypes, grads))
+    (a, ea), (b, eb) = outcome(fast, x, y), outcome(fast.plain, x, y)
+    assert ea == eb
+    if ea is None:
+        same_result(a, b)
+        with no_grad():
+            same_result(fast(x, y), fast.plain(x, y))
+
+
+@pytest.mark.parametrize("name", list(apply.OPERATORS))
+@pytest.mark.parametrize("other", [2.5, 3, np.float64(2.5), np.ones((2, 3)), [1.0, 2.0, 3.0]], ids=repr)
+def test_the_operators_with_a_number_or_an_array_take_tensor_pys_way(name, other):
+    fast = Tensor.__dict__[name]
+    x = Tensor(np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    same_result(fast(x, other), fast.plain(x, other))
+
+
+def test_two_tensors_of_one_dtype_skip_the_promotion(monkeypatch):
+    """The short way is taken: with _pair and _floats broken, + - * / of one dtype still work, and give the
+    arithmetic's answer (known from numpy on the same arrays)."""
+    def broken(*args, **kwargs):
+        raise AssertionError("_pair called")
+    x, y = Tensor(np.array([1.0, 4.0])), Tensor(np.array([2.0, 8.0]))
+    monkeypatch.setattr(Tensor, "_pair", broken)
+    monkeypatch.setattr(Tensor, "_floats", broken)
+    assert (x + y).numpy().tolist() == [3.0, 12.0] and (x - y).numpy().tolist() == [-1.0, -4.0]
+    assert (x * y).numpy().tolist() == [2.0, 32.0] and (x / y).numpy().tolist() == [0.5, 0.5]
+    with pytest.raises(AssertionError, match="_pair called"):
+        x + Tensor(np.array([1, 2]))                 # int64 with float64: promotion, tensor.py's way

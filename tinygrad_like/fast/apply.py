@@ -8,8 +8,14 @@ same reads in the same order, the same output (the array forward gives, a numpy 
 the same graph node (parents, scope, no options), the same grad mode, scope and anomaly checks, the same
 errors. `install` makes them the `apply` of the primitives of ops.py whose forward takes one or two arrays
 and no options (UNARY, BINARY); every other op keeps Function.apply. They make the very node and array
-Function.apply makes, so they stay on inside `composed()` too. tests/test_fast_apply.py runs both ways on
-every such op and compares them.
+Function.apply makes, so they stay on inside `composed()` too. Each writes Tensor._result out rather than
+calling it, as fast/walk.py does for the leaves' gradients.
+
+Tensor's + - * / (tensor.py: `ops.Add.apply(*self._pair(other))`) first work out a promotion, which two
+Tensors of one dtype don't need: `operator` makes each of them, for that case, `binary(op, x, y)` at once,
+and sends every other operand to tensor.py's method (kept as the new method's `plain`); `install` puts them
+on Tensor (OPERATORS). tests/test_fast_apply.py runs both ways on every such op and operator and compares
+them.
 
 Those ops keep nothing else on their node (their forward and backward set no attribute), so fast/walk.py
 frees a node whose options are NO_OPTIONS attribute by attribute, which costs less than replacing its dict
@@ -22,9 +28,9 @@ import numpy as np
 from tinygrad_like import ops
 from tinygrad_like.errors import ShapeError
 from tinygrad_like.function import check_finite, state
-from tinygrad_like.tensor import Tensor
+from tinygrad_like.tensor import Tensor, tape
 
-make = Tensor._result
+new = object.__new__
 
 
 class NoOptions(dict):
@@ -57,7 +63,17 @@ def unary(cls, x):
     if mode["detect_anomaly"]:
         fn.scope = mode["scope"]
         check_finite(fn, data, "forward output")
-    return make(data, fn if requires_grad else None)
+    ctx = fn if requires_grad else None
+    out = new(Tensor)                  # Tensor._result(data, ctx) written out: here the call would cost more
+    out._data = data                   # (one store a line: a tuple assignment of them costs more)
+    out.grad = None
+    out.requires_grad = ctx is not None
+    out._ctx = ctx
+    out.name = None
+    out.scope = ctx.scope if ctx is not None else ""
+    out._last_grad = None
+    out._tape_index = next(tape)
+    return out
 
 
 def binary(cls, x, y):
@@ -78,7 +94,17 @@ def binary(cls, x, y):
     if mode["detect_anomaly"]:
         fn.scope = mode["scope"]
         check_finite(fn, data, "forward output")
-    return make(data, fn if requires_grad else None)
+    ctx = fn if requires_grad else None
+    out = new(Tensor)                  # Tensor._result(data, ctx) written out: here the call would cost more
+    out._data = data                   # (one store a line: a tuple assignment of them costs more)
+    out.grad = None
+    out.requires_grad = ctx is not None
+    out._ctx = ctx
+    out.name = None
+    out.scope = ctx.scope if ctx is not None else ""
+    out._last_grad = None
+    out._tape_index = next(tape)
+    return out
 
 
 # The primitives whose forward takes one or two arrays and no options (the others are called with options:
@@ -88,9 +114,34 @@ UNARY = (ops.Neg, ops.Exp, ops.Log, ops.Sqrt, ops.Tanh, ops.Sigmoid, ops.Relu, o
 BINARY = (ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Pow, ops.Maximum, ops.Minimum, ops.Mod, ops.Matmul)
 
 
+def operator(name: str, op, floats_only: bool = False):
+    """Tensor's `name` (tensor.py: `__add__` is `ops.Add.apply(*self._pair(other))`) when the other operand is
+    a Tensor of this one's dtype, where _pair (_floats for /: a floating dtype) has no promotion to work out
+    and returns the two as they are: `binary(op, x, y)` at once. Anything else goes to tensor.py's method."""
+    plain = getattr(Tensor, name)
+
+    def method(x, y):
+        if type(y) is Tensor and (dtype := x._data.dtype) is y._data.dtype and (not floats_only or dtype.kind == "f"):
+            return binary(op, x, y)
+        return plain(x, y)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Tensor.{name} (tensor.py), with fast/apply.py's short way for two Tensors of one dtype."
+    method.plain = plain
+    return method
+
+
+# Tensor's binary operators given that short way (the reflected ones meet a Tensor on the left only when the
+# other operand is not one).
+OPERATORS = {"__add__": (ops.Add, False), "__sub__": (ops.Sub, False), "__mul__": (ops.Mul, False),
+             "__truediv__": (ops.Div, True)}
+
+
 def install() -> None:
-    """Make `unary` and `binary` the apply of the ops of UNARY and BINARY (fast/__init__.py calls this)."""
+    """Make `unary` and `binary` the apply of the ops of UNARY and BINARY, and `operator`'s methods Tensor's
+    operators of OPERATORS (fast/__init__.py calls this)."""
     for op in UNARY:
         op.apply = classmethod(unary)
     for op in BINARY:
         op.apply = classmethod(binary)
+    for name, (op, floats_only) in OPERATORS.items():
+        setattr(Tensor, name, operator(name, op, floats_only))
