@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from tinygrad_like import dispatch, dtypes, ops
+from tinygrad_like import dtypes, ops
 from tinygrad_like.autograd import backward
 from tinygrad_like.composites import CompositeMixin
 from tinygrad_like.creation import CreationMixin, shape_args
@@ -271,8 +271,8 @@ class Tensor(CreationMixin, ElementwiseMathMixin, ReductionMixin, MovementMixin,
         afterwards unless `retain_graph` (its skeleton stays, for draw_graph); `create_graph` records
         the backward pass, for higher-order gradients.
         """
-        # fast/walk.py's walk when the fast path registered it (inside composed() it calls this plain one)
-        dispatch.KERNELS.get("backward", backward)(self, gradient, retain_graph, create_graph)
+        # the fast path puts fast/walk.py's walk in this method's place; inside composed() it calls this one
+        backward(self, gradient, retain_graph, create_graph)
 
 
 Function.make_tensor = Tensor._result

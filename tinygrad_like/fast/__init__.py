@@ -47,8 +47,8 @@ register_kernel("adam_group", adam.run_group)
 register_kernel("squares_sums", grad_norm.squares_sums)
 register_kernel("keep_below", streams.keep_below)
 register_kernel("keep_below_scaled", streams.keep_below_scaled)
-register_kernel("backward", walk.backward)
 apply.install()
+walk.install()
 
 
 def enabled(on: bool | None = None):

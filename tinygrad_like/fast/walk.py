@@ -15,9 +15,9 @@ graph and its skeletons with their gradient norms, the errors on a freed or chan
 plain walk, written inline, so gradients are the same bits (tests/test_lean_walk.py walks many graphs both
 ways and compares them). Any other call goes to autograd.backward unchanged.
 
-Tensor.backward calls it when it is registered (dispatch.KERNELS["backward"]); inside `composed()` and
-`fast.enabled(False)` it calls the plain walk itself; draw_graph, grad() and backprop_steps always call the
-plain one.
+`install` puts it in Tensor.backward's place (a method that looked it up would cost a call more); inside
+`composed()` and `fast.enabled(False)` it calls the plain walk itself; draw_graph, grad() and
+backprop_steps always call the plain one.
 """
 from __future__ import annotations
 
@@ -175,6 +175,12 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
             raise failed
         finally:
             failed = None              # no cycle through this frame
+
+
+def install() -> None:
+    """Put `backward` in Tensor.backward's place (fast/__init__.py calls this): the plain method's work,
+    autograd.backward, is what `backward` calls for everything it does not walk itself."""
+    Tensor.backward = backward
 
 
 # ---------------------------------------------------------------- the commonest rules, on arrays
