@@ -269,6 +269,30 @@ def test_each_leaf_gradient_is_the_tensor_that_tensor_result_makes():
                     assert t.grad._tape_index > out._tape_index
 
 
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_seed_of_a_one_number_out_is_shared_read_only_and_never_handed_out(shape, dtype):
+    """backward() of a one-number out starts from one read-only array of ones per dtype and shape (walk.SEEDS):
+    a leaf gets a writable copy of its own, whether the out is the leaf itself or passes the seed on (an add
+    hands it to both parents unchanged), and the seed still holds 1 after its gradients are written into."""
+    leaves = []
+    for _ in range(2):
+        x = Tensor(np.full(shape, 3.0, dtype), requires_grad=True)
+        y = Tensor(np.full(shape, 4.0, dtype), requires_grad=True)
+        lean_walk(x + y)
+        lean_walk(x)                                            # the out is the leaf: 1 more
+        leaves += [x, y]
+    seed = walk.SEEDS[(np.dtype(dtype), shape)]
+    assert not seed.flags.writeable and seed.shape == shape and seed.dtype == dtype
+    for t in leaves:
+        assert t.grad._data.flags.writeable and t.grad._data is not seed and t.grad._data.base is not seed
+        assert t.grad.dtype == dtype and t.grad.shape == shape
+        t.grad._data += 10.0                                    # written into: the seed is not
+    assert [t.grad._data.item() for t in leaves] == [12.0, 11.0] * 2 and seed.item() == 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        seed += 1
+
+
 def test_in_place_change_after_use_raises_the_same_error():
     def build(a):
         h = a * 2.0

@@ -36,6 +36,9 @@ from tinygrad_like.tensor import Tensor, tape
 new = object.__new__
 
 
+SEEDS = {}  # {(dtype, shape): a read-only array of ones}: the gradient a one-number out starts from
+
+
 def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None:
     """autograd.backward(out, gradient, retain_graph, create_graph): the same gradients in every leaf's
     .grad, the same graph freed, the same errors. Anything but a Tensor.backward() with the fast path on,
@@ -51,7 +54,10 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
             or mode["detect_anomaly"]):  # the fast path off (composed()), or a feature in use
         return autograd.backward(out, gradient, retain_graph, create_graph)
     if gradient is None and out._data.size == 1:
-        given = np.ones_like(out._data)        # as autograd.seed
+        given = SEEDS.get(key := (out._data.dtype, out._data.shape))   # autograd.seed's np.ones_like(out)
+        if given is None:
+            given = SEEDS[key] = np.ones_like(out._data)
+            given.flags.writeable = False      # one array for every backward: nothing may write into it
     elif type(gradient) is Tensor and not gradient.requires_grad and gradient._data.shape == out._data.shape:
         given = gradient._data                 # the caller's: copied into a leaf's .grad, never kept
     else:
