@@ -526,16 +526,3 @@ def test_layernorm_backward_sums_the_same_on_one_thread_and_two():
     for one, two in zip(results[1], results[2]):
         np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(results[2][2], g.sum(0), rtol=1e-12)                     # db = Σ_rows g
-
-
-def test_layernorm_forward_kernel_works_in_the_arrays_dtype():
-    """float32 in, float32 arithmetic throughout, as the numpy body's steps: y is the kernel's own x̂
-    times w plus b, rounded in float32 (a float64 rstd, as a literal 1 in 1/√(...) gave, rounds y from
-    float64 products and misses this for some entries), and rstd is 1/√(var + eps) of a float32 var."""
-    x = rng.standard_normal((64, 128)).astype(np.float32) * 3 + 1
-    w, b = rng.standard_normal(128).astype(np.float32), rng.standard_normal(128).astype(np.float32)
-    y, xhat, rstd = K.layernorm_forward(x, w, b, 1e-5, "numba")
-    assert y.dtype == xhat.dtype == rstd.dtype == np.float32
-    assert np.array_equal(y, xhat * w + b)
-    var = ((x.astype(np.float64) - x.astype(np.float64).mean(-1, keepdims=True)) ** 2).mean(-1, keepdims=True)
-    np.testing.assert_allclose(rstd, 1 / np.sqrt(var + 1e-5), rtol=2e-6)

@@ -210,7 +210,7 @@ def layernorm_forward(x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None,
     y, y2 = (xhat, xhat2) if w is None else _empty(x.shape, dtype, n)
     rstd = np.empty((*x.shape[:-1], 1), dtype)
     fn = kernel("layernorm_forward", variant_for("layernorm", variant), dtype)
-    share(fn, x2.shape[0], x2.nbytes, x2, w2, b2, *_typed(dtype, eps, 1 / n, 1), xhat2, rstd.reshape(-1, 1), y2)
+    share(fn, x2.shape[0], x2.nbytes, x2, w2, b2, *_typed(dtype, eps, 1 / n), xhat2, rstd.reshape(-1, 1), y2)
     return y, xhat, rstd
 
 

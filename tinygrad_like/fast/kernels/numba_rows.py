@@ -23,9 +23,8 @@ kernel = njit(nogil=True, cache=True, fastmath={"reassoc"}, error_model="numpy")
 # ---------------------------------------------------------------- LayerNorm and RMSNorm
 
 @kernel
-def layernorm_forward(x, w, b, eps, inv_n, one, xhat, rstd, y, lo, hi):
-    """x̂ = (x − mean)·rstd, rstd = 1/√(var + eps), y = x̂·w + b; rows (r, n), w and b (n,), rstd (r, 1).
-    `one` is 1 in the arrays' dtype: a literal 1 would make rstd, and so x̂ and y, float64 arithmetic."""
+def layernorm_forward(x, w, b, eps, inv_n, xhat, rstd, y, lo, hi):
+    """x̂ = (x − mean)·rstd, rstd = 1/√(var + eps), y = x̂·w + b; rows (r, n), w and b (n,), rstd (r, 1)."""
     n = x.shape[1]
     for r in range(lo, hi):
         s = x[r, 0] - x[r, 0]
@@ -37,7 +36,7 @@ def layernorm_forward(x, w, b, eps, inv_n, one, xhat, rstd, y, lo, hi):
             c = x[r, j] - mean
             xhat[r, j] = c
             q += c * c
-        rs = one / math.sqrt(q * inv_n + eps)
+        rs = 1 / math.sqrt(q * inv_n + eps)
         rstd[r, 0] = rs
         for j in range(n):
             h = xhat[r, j] * rs
@@ -348,4 +347,3 @@ def adam_update(p, g, m, v, beta1, beta2, one_minus_beta1, one_minus_beta2, step
         m[i] = mi
         v[i] = vi
         p[i] = w - mi / (math.sqrt(vi) * v_scale + eps) * step_size
-
