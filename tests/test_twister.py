@@ -210,3 +210,15 @@ def test_dropout_is_pytorchs_live(n, dtype, monkeypatch):
             assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
     finally:
         Tensor.manual_seed(0)                # the library back on the engine's own stream
+
+
+@pytest.mark.parametrize("p", [1.5, -0.5, float("nan")])
+def test_noise_of_a_probability_outside_0_1_is_bernoullis(p):
+    """bernoulli_scaled outside [0, 1] (no threshold exists) takes bernoulli's float path: u < p on 53-bit
+    uniforms, so every entry kept (p > 1) or none (p < 0, NaN), and 2n words drawn all the same."""
+    g, words = TorchGenerator(4), TorchGenerator(4)
+    noise = g.bernoulli_scaled(p, (3, 700), np.float32(2))
+    assert noise.dtype == np.float32 and noise.shape == (3, 700)
+    assert (noise == (2 if p > 1 else 0)).all()
+    words.words(2 * 3 * 700)
+    same_state(g, words)
