@@ -30,7 +30,7 @@ from tinygrad_like.errors import ShapeError
 from tinygrad_like.function import check_finite, state
 from tinygrad_like.tensor import Tensor, tape
 
-new = object.__new__
+new, ndarray = object.__new__, np.ndarray
 
 
 class NoOptions(dict):
@@ -52,7 +52,7 @@ def unary(cls, x):
     fn = cls()
     try:
         data = fn.forward(array)
-        if not isinstance(data, np.ndarray):
+        if type(data) is not ndarray and not isinstance(data, ndarray):   # the type test first: it costs less
             data = np.asarray(data)
     except ValueError as e:
         raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {x.shape})") from None
@@ -83,7 +83,7 @@ def binary(cls, x, y):
     fn = cls()
     try:
         data = fn.forward(a, b)
-        if not isinstance(data, np.ndarray):
+        if type(data) is not ndarray and not isinstance(data, ndarray):   # the type test first: it costs less
             data = np.asarray(data)
     except ValueError as e:
         raise ShapeError(f"{cls.__name__.lower()}: {e} (input shapes {x.shape} and {y.shape})") from None

@@ -21,7 +21,7 @@ backprop_steps always call the plain one.
 """
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -73,7 +73,6 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
     skeletons = {}                     # as scaffolding.free: {tensor: its Skeleton}, one per tensor
     owned = {}                         # {tensor: its gradient so far} where the walk made that array and
                                        # nobody else holds it: a slice's gradient may be added into it
-    pop, push, rules = heapq.heappop, heapq.heappush, RULES
     recording = failed = None          # the caller's grad mode, once a Tensor rule needs it off; an error
     try:
         while node is not None:
@@ -100,7 +99,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                 kept = skeletons.get(node) if skeletons else None
                 if kept is not None and g.size <= NORM_AT_MOST:
                     kept.grad_norm = norm(g)
-                rule = rules.get(type(ctx))
+                rule = RULES.get(type(ctx))
                 fresh = rule is _getitem
                 if fresh and _into_owned(ctx, g, grads, owned):
                     pgs, fresh = (None,), False    # added into the parent's gradient already
@@ -130,7 +129,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                     if parent._ctx is None:
                         leaves.append(parent)
                     else:
-                        push(ready, (-parent._tape_index, -id(parent), parent))
+                        heappush(ready, (-parent._tape_index, -id(parent), parent))
                 elif pg is not None:
                     before = grads[parent]
                     grads[parent] = pg if before is None else _array(before + pg)
@@ -138,7 +137,7 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
                         owned[parent] = grads[parent]
             if not ready:
                 break
-            node = pop(ready)[-1]      # the newest tensor left: its gradient is complete
+            node = heappop(ready)[-1]      # the newest tensor left: its gradient is complete
             g = grads.pop(node)
             if owned:
                 owned.pop(node, None)  # handed to the rules now, which may share it
