@@ -42,8 +42,25 @@ NUMBER = re.compile(r"[-+]?(?:\d+(?:,\d{3})+|\d*\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _executed: dict[str, object] = {}
 
 
+def _kernels_compiled() -> None:
+    """Compile the fast kernels in this process before any notebook runs: on a machine that has never
+    compiled them, the first program to use them prints one line about it on stderr
+    (fast/kernels/first_use.py), an output no stored notebook has. Without numba there is nothing to
+    compile."""
+    try:
+        import numpy as np
+
+        from tinygrad_like.fast.kernels import first_use
+    except ImportError:
+        return
+    for dtype in (np.float32, np.float64):
+        first_use.prepare(np.dtype(dtype))
+
+
 def executed(name: str):
-    """The notebook run from a fresh kernel (once per session)."""
+    """The notebook run from a fresh kernel (once per session), after the kernels are compiled."""
+    if not _executed:
+        _kernels_compiled()
     if name not in _executed:
         _executed[name] = run_all.execute(NOTEBOOKS / f"{name}.ipynb")
     return _executed[name]
