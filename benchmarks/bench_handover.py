@@ -18,7 +18,8 @@ at the real programs' sizes.
 4. Compiled kernels (kernels/arrays.py): the exact GELU's forward and backward at nanoGPT's MLP, (768, 512)
    float32, on 1 thread, in runs on the Python pool at 2 threads, and on the C threads at 2
    (spin_pool.run_kernel); and where sharing a kernel out starts to pay: the GELU forward over 2K to
-   512K elements on 1 thread and on the C threads.
+   512K elements, and softmax (rows of 16) and SiLU, the cheapest per byte, over 32 to 256 KiB, on 1
+   thread and on the C threads.
 5. Attention forward and backward at nanoGPT's shapes (B 12, 4 heads, T 64, 32 wide, float32, causal, dropout
    0.2, as its F.scaled_dot_product_attention call makes them): one chunk on the caller (its scores fit in
    one tile), with its products and kernels on 1 thread, on 1 thread with the Python pool at 2 (no
@@ -170,6 +171,14 @@ def kernels(rounds: int, repeats: int, rng) -> None:
                       rounds)
         print(f"  {elements:7d} elements ({x.nbytes >> 10:4d} KiB): {t['1 thread']:7.1f} | {t['C threads 2']:7.1f}"
               f"   C/1: {t['C threads 2'] / t['1 thread']:.2f}")
+    print("\nsoftmax forward over rows of 16 | SiLU forward, float32 (us, median): 1 thread | C threads 2")
+    for kib in (32, 64, 128, 256):
+        x = rng.standard_normal((kib * 1024 // 64, 16), np.float32)
+        line = []
+        for fn in (arrays.softmax_forward, arrays.silu_forward):
+            t = rounds_of(lambda: per_call_us(lambda: fn(x), repeats), [VARIANTS[0], VARIANTS[2]], rounds)
+            line.append(f"{t['1 thread']:6.1f} | {t['C threads 2']:6.1f} ({t['C threads 2'] / t['1 thread']:.2f})")
+        print(f"  {kib:4d} KiB: softmax {line[0]}   SiLU {line[1]}")
 
 
 def attention(rounds: int, repeats: int, rng) -> None:

@@ -127,10 +127,9 @@ ELEMENTS_PER_CUT = 64
 TILE_ROWS_PER_CUT = 64
 # C kernels over this many bytes or more go to the C threads (spin_pool.run_kernel) when the pool has more
 # than one thread: a hand-over costs a few microseconds there, against tens on the Python pool, so far
-# smaller jobs gain from a second core than pool.MIN_BYTES. Where half of a kernel's work outweighs the
-# hand-over and the call's own cost, for the exact GELU and twice that for kernels cheaper per byte
-# (benchmarks/bench_handover.py, parts 1 and 4).
-SPIN_MIN_BYTES = 128 << 10
+# smaller jobs gain from a second core than pool.MIN_BYTES: from here on the exact GELU, softmax and SiLU
+# (the cheapest per byte) all gain, below it SiLU does not (benchmarks/bench_handover.py, part 4).
+SPIN_MIN_BYTES = 64 << 10
 
 
 def runs(count: int, nbytes: int, unit: int = 1) -> list:
