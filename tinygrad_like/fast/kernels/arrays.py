@@ -127,9 +127,11 @@ ELEMENTS_PER_CUT = 64
 TILE_ROWS_PER_CUT = 64
 # C kernels over this many bytes or more go to the C threads (spin_pool.run_kernel) when the pool has more
 # than one thread: a hand-over costs a few microseconds there, against tens on the Python pool, so far
-# smaller jobs gain from a second core than pool.MIN_BYTES: from here on the exact GELU, softmax and SiLU
-# (the cheapest per byte) all gain, below it SiLU does not (benchmarks/bench_handover.py, part 4).
-SPIN_MIN_BYTES = 64 << 10
+# smaller jobs gain from a second core than pool.MIN_BYTES: from 64 KiB on the exact GELU, softmax and SiLU
+# (the cheapest per byte) all gain alone (benchmarks/bench_handover.py, part 4), but in minGPT's sort demo
+# and makemore's transformer, whose softmaxes are of 64 to 128 KiB, sharing those out cost more than it
+# gave (benchmarks/real_programs.py's programs, alternated): from 128 KiB.
+SPIN_MIN_BYTES = 128 << 10
 
 
 def runs(count: int, nbytes: int, unit: int = 1) -> list:
