@@ -417,6 +417,7 @@ def test_bad_calls_raise_the_plain_walks_errors(case):
 def test_backward_uses_the_lean_walk_while_the_fast_path_is_on():
     from tinygrad_like import composed
     assert Tensor.backward is walk.backward
+    assert Tensor.backward.__doc__.startswith("Accumulate d(self)/d(leaf) into the `.grad`")  # help(): tensor.py
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     with composed():                                            # the plain walk: same answer

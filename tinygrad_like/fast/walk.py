@@ -184,8 +184,14 @@ def backward(out, gradient=None, retain_graph=False, create_graph=False) -> None
 
 def install() -> None:
     """Put `backward` in Tensor.backward's place (fast/__init__.py calls this): the plain method's work,
-    autograd.backward, is what `backward` calls for everything it does not walk itself."""
+    autograd.backward, is what `backward` calls for everything it does not walk itself. It takes the
+    plain method's docstring with it: help(t.backward) tells a learner what backward does, not how the
+    fast walk does it."""
+    backward.__doc__ = PLAIN_DOC
     Tensor.backward = backward
+
+
+PLAIN_DOC = Tensor.backward.__doc__             # tensor.py's, read before install replaces the method
 
 
 # ---------------------------------------------------------------- the commonest rules, on arrays
