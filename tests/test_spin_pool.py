@@ -2,6 +2,7 @@
 (every row of the result is one gemm call on the same OpenBLAS kernels, whichever thread makes it), the
 fallback when the library, the compiler or the BLAS is missing, the thread count following
 set_num_threads, a forked child making its own threads, and no thread left spinning when idle."""
+import importlib.util
 import multiprocessing
 import threading
 import time
@@ -556,6 +557,7 @@ def test_attention_on_the_c_threads_gives_the_bits_of_one_thread(B, heads, T, hs
     finally:
         tinygrad_like.set_num_threads(1)
     if B * heads * T * T * np.dtype(dtype).itemsize <= flash.l2_bytes() // 2:      # one chunk, on the caller
-        assert used["products"] > 0 and used["kernels"] > 0, used
+        kernels_on = importlib.util.find_spec("numba") is not None   # the kernels need the fast extra (numba)
+        assert used["products"] > 0 and bool(used["kernels"]) is kernels_on, used
     else:                                              # chunks on the Python pool: each on its own thread
         assert used == {"products": 0, "kernels": 0}
