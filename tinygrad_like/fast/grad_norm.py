@@ -30,14 +30,8 @@ _failure: str | None = None
 def library() -> ctypes.CDLL | None:
     """grad_norm.c's library (built now if it is not in the cache), or None: then reason() says why."""
     global _failure
-    cc = c_build.compiler()
-    if cc is None:
-        _failure = "no C compiler found (set CC, or install gcc)"
-        return None
-    try:
-        lib = c_build.load(cc, "grad_norm", [SOURCE], [], FLAGS, [])
-    except OSError as error:
-        _failure = str(error)
+    lib, _failure = c_build.built("grad_norm", [SOURCE], FLAGS)
+    if lib is None:
         return None
     for name in ("squares_sum_f32", "squares_sum_f64"):
         getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_long]

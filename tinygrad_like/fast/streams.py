@@ -103,14 +103,8 @@ def variant(threshold: int, n: int) -> str:
 def twister_library() -> ctypes.CDLL | None:
     """twister.c's library (built now if it is not in the cache), or None: then reason() says why."""
     global _failure
-    cc = c_build.compiler()
-    if cc is None:
-        _failure = "no C compiler found (set CC, or install gcc)"
-        return None
-    try:
-        lib = c_build.load(cc, "twister", [SOURCE], [], FLAGS, [])
-    except OSError as error:
-        _failure = str(error)
+    lib, _failure = c_build.built("twister", [SOURCE], FLAGS)
+    if lib is None:
         return None
     pointer, count, word64 = ctypes.c_void_p, ctypes.c_long, ctypes.c_uint64
     lib.twister_keep_below.argtypes = [pointer, word64, pointer, count]

@@ -103,6 +103,18 @@ def load(cc: str, stem="kernels", sources=SOURCES, headers=HEADERS, flags=FLAGS,
     return ctypes.CDLL(str(path))
 
 
+def built(stem: str, sources: list, flags: list) -> tuple[ctypes.CDLL | None, str | None]:
+    """(the library `stem` built from `sources` with `flags`, loaded from the cache when it is there, None),
+    or (None, why it could not be built): the first step of each C file's own loader."""
+    cc = compiler()
+    if cc is None:
+        return None, "no C compiler found (set CC, or install gcc)"
+    try:
+        return load(cc, stem, sources, [], flags, []), None
+    except OSError as error:
+        return None, str(error)
+
+
 def reason() -> str | None:
     """Why library() is None, once it has been asked; None when the library loaded."""
     return _failure
