@@ -417,6 +417,33 @@ def test_kernels_on_the_c_threads_give_the_bits_of_one_call(name, threads, runs_
         tinygrad_like.set_num_threads(1)
 
 
+class _OneCall:
+    """A kernel stand-in that records its calls and refuses to be bound (`bind` is for jobs that are cut)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+
+    def bind(self, *args):
+        raise AssertionError("bound a job that runs in one call")
+
+
+@pytest.mark.parametrize("threads, nbytes, python_pool", [(1, 1 << 30, True), (1, 1 << 30, False),
+                                                          (2, 0, True), (2, 0, False)])
+def test_a_job_for_one_thread_is_one_direct_call(threads, nbytes, python_pool):
+    """With one thread in the pool, or a job below both thresholds (SPIN_MIN_BYTES, pool.MIN_BYTES),
+    share makes one call over the whole range with the arguments as given, and binds nothing."""
+    fn = _OneCall()
+    try:
+        tinygrad_like.set_num_threads(threads)
+        K.share(fn, 1001, nbytes, "a", 2.5, unit=K.ELEMENTS_PER_CUT, python_pool=python_pool)
+    finally:
+        tinygrad_like.set_num_threads(1)
+    assert fn.calls == [("a", 2.5, 0, 1001)]
+
+
 def test_every_c_kernel_has_a_signature_the_c_threads_call():
     """A kernel of rows.c or attention.c whose parameter list spin_pool.c does not know would run on the
     Python pool without a word: every one of them is known, and a list it does not know says so."""

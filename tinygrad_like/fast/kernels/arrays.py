@@ -98,17 +98,22 @@ def kernel(name: str, variant: str, dtype: np.dtype):
     spin_kinds = "".join(SPIN_KINDS[k] for k in kinds) + ("l" if rows else "")    # spin_pool.signature's letters
     address, itemsize = ctypes.cast(fn, ctypes.c_void_p).value, np.dtype(dtype).itemsize
 
+    def arguments(values) -> tuple:
+        """The C arguments for these arrays and scalars: addresses, strides, scalars (and the row length)."""
+        return (*(r for k, v in zip(kinds, values) for r in raw(k, v)), *((values[0].shape[-1],) if rows else ()))
+
     def bind(*values):
         """The kernel on these arrays and scalars, as a function of (lo, hi): the arrays' addresses are
         read once (a microsecond each), not once per run. Its `spin` is what spin_pool.run_kernel takes
         to call the same kernel on the C threads: (address, kinds, itemsize, arguments)."""
-        args = (*(r for k, v in zip(kinds, values) for r in raw(k, v)), *((values[0].shape[-1],) if rows else ()))
+        args = arguments(values)
         run = lambda lo, hi: fn(*args, lo, hi)
         run.spin = (address, spin_kinds, itemsize, args)
         return run
 
-    def call(*args):
-        return bind(*args[:-2])(*args[-2:])
+    def call(*values):
+        """The kernel on these arrays and scalars over rows (or elements) lo..hi, the last two values."""
+        fn(*arguments(values[:-2]), *values[-2:])
     call.bind = bind
     return call
 
@@ -146,10 +151,14 @@ def share(fn, count: int, nbytes: int, *args, unit: int = 1, python_pool: bool =
     """fn(*args, lo, hi) for each run of the `count` rows (or elements) (`runs`, cut at multiples of `unit`):
     a C kernel from SPIN_MIN_BYTES on on the C threads (spin_pool.run_kernel) when they can take it and the
     Python pool is not sharing out work already (pool.sharing), else on the Python pool, or in one call on
-    this thread when not `python_pool`; a C kernel bound to its arguments once (`kernel`'s bind)."""
-    bound = fn.bind(*args) if hasattr(fn, "bind") else functools.partial(fn, *args)
+    this thread when not `python_pool`; a C kernel bound to its arguments once (`kernel`'s bind). A job for
+    one thread (one thread in the pool, or too small to share) is one direct call, with nothing bound."""
     threads = pool.chosen()
-    if threads > 1 and nbytes >= SPIN_MIN_BYTES and hasattr(bound, "spin") and not pool.sharing() and \
+    if threads == 1 or (nbytes < SPIN_MIN_BYTES and (not python_pool or pool.threads_for(nbytes) == 1)):
+        fn(*args, 0, count)                                   # one run, on this thread: nothing to bind
+        return
+    bound = fn.bind(*args) if hasattr(fn, "bind") else functools.partial(fn, *args)
+    if nbytes >= SPIN_MIN_BYTES and hasattr(bound, "spin") and not pool.sharing() and \
             spin_pool.run_kernel(*bound.spin, 0, count, unit, threads * RUNS_PER_THREAD, threads - 1) is not None:
         return
     if not python_pool:
