@@ -49,6 +49,19 @@ def _check_cpu(device) -> None:
                            "the CPU (numpy), so use 'cpu' or leave the device out")
 
 
+class _Calls:
+    """Module calls in progress: how deeply they nest (0: none) and the caller's scope around the outermost.
+    An object of its own, not attributes of Module: setting a class attribute invalidates Python's attribute
+    caches for the class and every subclass, which each module call would then pay for."""
+
+    def __init__(self):
+        self.depth = 0
+        self.scope_base = ""
+
+
+_calls = _Calls()
+
+
 class Module:
     training = True
     _local_name = ""   # the name in its parent (`h.0`)
@@ -56,8 +69,6 @@ class Module:
     _parent = None     # a weak reference to the module that holds it
     _names_version = -1
     _tree_version = 0  # bumped whenever any module gains or swaps a sub-layer or a parameter
-    _calls_in_progress = 0
-    _scope_base = ""   # the caller's scope around the outermost module call
     _forward_pre_hooks: dict = {}  # {handle id: fn}, made per module on the first register (never mutated here)
     _forward_hooks: dict = {}
 
@@ -65,21 +76,21 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        if Module._calls_in_progress == 0:
+        if _calls.depth == 0:
             root = self._root()
             if root._names_version != Module._tree_version:
                 root._assign_names()  # names run from the outermost module down, even when a part is called
-            Module._scope_base = state.scope
+            _calls.scope_base = state.scope
         prev = state.scope
         path = self._path
-        state.scope = _join(Module._scope_base, path) if path is not None else _join(prev, self._local_name)
-        Module._calls_in_progress += 1
+        state.scope = _join(_calls.scope_base, path) if path is not None else _join(prev, self._local_name)
+        _calls.depth += 1
         try:
             if not (self._forward_pre_hooks or self._forward_hooks):
                 return self.forward(*args, **kwargs)
             return self._call_with_hooks(args, kwargs)
         finally:
-            Module._calls_in_progress -= 1
+            _calls.depth -= 1
             state.scope = prev
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):

@@ -149,3 +149,18 @@ def test_a_layer_called_alone_scopes_from_itself():
     out = block(Tensor.randn(1, 3, C))
     assert {"attn.c_attn", "ln_2", "mlp.c_proj"} <= _scopes(out)
     assert block.attn.c_proj.bias.name == "attn.c_proj.bias"
+
+
+def test_calling_a_module_sets_no_class_attribute():
+    """Module calls keep their nesting depth off the classes: setting a class attribute invalidates
+    Python's attribute caches for the class and every subclass, at every call. A hook deep inside a call
+    sees the class dictionaries exactly as they are outside it."""
+    model = Tiny()
+    classes = [Module, Tiny, Block, Linear, LayerNorm, Embedding]
+    outside = [dict(vars(cls)) for cls in classes]
+    inside = []
+    model.h[1].mlp.register_forward_hook(lambda module, args, out: inside.append([dict(vars(cls)) for cls in classes]))
+    model(np.zeros((1, T), dtype=np.int64))
+    assert len(inside) == 1
+    for cls, before, during, after in zip(classes, outside, inside[0], [dict(vars(c)) for c in classes]):
+        assert during == before == after, cls.__name__
