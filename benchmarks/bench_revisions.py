@@ -7,8 +7,9 @@ A refactor must not cost speed; this is how a change is checked. Each revision i
 git worktree (the working tree itself stands for "after" when no second revision is given), and every
 measurement runs in a fresh process from that tree: bench_train.py's own worker (`--worker ours`, the same
 GPT, AdamW and batches; malloc tuning on, as bench_train does), and a 2x2 add forward+backward timed against
-numpy's own add in the same process. The two revisions alternate in every round, so a change of the machine's
-speed during the run reaches both. Figures are medians over rounds of each process's median; the ratio is
+numpy's own add in the same process. The two revisions alternate in every round, the one that goes first
+swapped round by round, so a change of the machine's speed during the run, or a cost to whichever runs
+second (a warm cache, a busy core), reaches both. Figures are medians over rounds of each process's median; the ratio is
 after / before. Run as a command, it writes benchmarks/results/bench_revisions.json.
 """
 from __future__ import annotations
@@ -81,12 +82,13 @@ def step_ms(tree: Path, config: str, threads: int, steps: int, warmup: int) -> f
 def compare(trees: dict, configs, threads_list, rounds: int, steps: int, warmup: int) -> dict:
     """{row: {label: median, ..., "ratio": after / before}} for each config x threads, and the 2x2 add."""
     (before, t_before), (after, t_after) = trees.items()
+    pairs = ((before, t_before), (after, t_after))
     rows = {}
     for threads in threads_list:
         for config in configs:
             times = {before: [], after: []}
-            for _ in range(rounds):
-                for label, tree in ((before, t_before), (after, t_after)):
+            for r in range(rounds):
+                for label, tree in pairs[::1 if r % 2 == 0 else -1]:             # who goes first, swapped
                     times[label].append(step_ms(tree, config, threads, steps, warmup))
             row = {label: statistics.median(ts) for label, ts in times.items()}
             rows[f"{config}, {threads} thread{'s' if threads > 1 else ''} (ms/step)"] = row | dict(
@@ -94,8 +96,8 @@ def compare(trees: dict, configs, threads_list, rounds: int, steps: int, warmup:
             print(f"{config:7s} {threads} thr  {before}: {row[before]:8.2f} ms  {after}: {row[after]:8.2f} ms"
                   f"  ratio {row[after] / row[before]:.3f}", flush=True)
     adds = {before: [], after: []}
-    for _ in range(rounds):
-        for label, tree in ((before, t_before), (after, t_after)):
+    for r in range(rounds):
+        for label, tree in pairs[::1 if r % 2 == 0 else -1]:
             adds[label].append(run(tree, [sys.executable, "-c", ADD_WORKER], 1))
     row = {label: statistics.median(r["ours_us"] for r in results) for label, results in adds.items()}
     numpy_us = statistics.median(r["numpy_us"] for results in adds.values() for r in results)
