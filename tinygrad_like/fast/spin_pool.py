@@ -81,13 +81,11 @@ def library():
     if os.environ.get("TINYGRAD_LIKE_SPIN_POOL", "").strip().lower() in ("0", "off", "no", "false"):
         _failure = "turned off by TINYGRAD_LIKE_SPIN_POOL"
         return None
-    cc = c_build.compiler()
-    if cc is None:
-        _failure = "no C compiler found (set CC, or install gcc)"
+    lib, _failure = c_build.built("spin_pool", [SOURCE], FLAGS)
+    if lib is None:
         return None
     try:
         gemms = _blas_gemms()
-        lib = c_build.load(cc, "spin_pool", [SOURCE], [], FLAGS, [])
     except OSError as error:
         _failure = str(error)
         return None
