@@ -251,11 +251,41 @@ def summary(folder: Path = None) -> str:
     f = next(iter(facade["runs"].values()))
     rows.append((facade, "one training step of a PyTorch script (`gpt_char.py`) run through `tinygrad_like.torch`",
                  f"{ms(f['median_engine_ms'])} ms", f"{ms(f['median_torch_ms'])} ms", f"{f['ratio']:.2f}"))
+    if (folder / "real_programs.json").exists():
+        rows += real_programs_rows(record.load("real_programs", folder))
     body = table(["", "tinygrad_like", "PyTorch", "our time / PyTorch's", "measured"],
                  [[label, a, b, r, f"{data['date'][:10]}, load {data['load']:.2f} on {data['cores']} cores"]
                   for data, label, a, b, r in rows])
     machines = sorted({identity(data["machine"]) for data, *_ in rows})
     return body + "\n```\n" + "\n".join(machines) + "\n```\n"
+
+
+def real_programs_rows(data: dict) -> list:
+    """The summary's rows for the public programs run unchanged: nanoGPT's training on its own, then the range
+    of the others' ratios (each program's own ms per iteration, ours / PyTorch's), and whether every loss
+    printed at the fixed step agreed to the table's four decimals."""
+    programs = next(iter(data["runs"].values()))["programs"]
+    timed = {name: (p["ours"]["ms_per_iter"], p["torch"]["ms_per_iter"]) for name, p in programs.items()
+             if p.get("ours") and p.get("torch") and p["ours"].get("ms_per_iter") and p["torch"].get("ms_per_iter")}
+    if not timed:
+        return []
+    losses = [(p["ours"]["loss"], p["torch"]["loss"]) for p in programs.values()
+              if p.get("ours") and p.get("torch") and p["ours"].get("loss") is not None and p["torch"].get("loss")]
+    same = all(f"{a:.4f}" == f"{b:.4f}" for a, b in losses)
+    head = next((name for name in timed if name.startswith("nanoGPT train")), next(iter(timed)))
+    ours, theirs = timed.pop(head)
+    script = programs[head]["command"].split()[0]
+    rows = [(data, f"one training iteration of {head.split()[0]}'s `{script}`, unchanged, "
+                   "through `python -m tinygrad_like.torch` (as the program times it)",
+             f"{ms(ours)} ms", f"{ms(theirs)} ms", ratio(ours, theirs))]
+    if timed:
+        ratios = sorted(a / b for a, b in timed.values())
+        families = sorted({name.split()[0] for name in timed})
+        agree = "every" if same else "not every"
+        rows.append((data, f"{len(timed)} more public programs ({', '.join(families)}), unchanged, each as it times "
+                           f"itself; {agree} loss at the same step equal to PyTorch's to 4 decimals",
+                     "-", "-", f"{ratios[0]:.2f} to {ratios[-1]:.2f}"))
+    return rows
 
 
 def real_programs(data: dict) -> str:

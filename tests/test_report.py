@@ -110,6 +110,27 @@ def test_summary_by_hand(tmp_path):
     assert text.endswith("```\nmachine: CPU X, 2 cores | numpy 2\n```\n")
 
 
+def test_summary_rows_of_the_real_programs_by_hand():
+    """nanoGPT's training row on its own, then the others' ratios as a range (lowest to highest), and whether
+    every loss agrees to 4 decimals; a program without a time (a sampling run) counts in neither."""
+    def side(ms_, loss):
+        return dict(ran=True, ms_per_iter=ms_, loss=loss, wall_s=1.0)
+    programs = {"nanoGPT train": dict(command="train.py config/x.py", ours=side(20.0, 3.5), torch=side(25.0, 3.5)),
+                "nanoGPT sample": dict(command="sample.py", ours=dict(ran=True, wall_s=1.0),
+                                       torch=dict(ran=True, wall_s=2.0)),
+                "makemore mlp": dict(command="makemore.py", ours=side(3.0, 2.25), torch=side(6.0, 2.25)),
+                "minGPT sort": dict(command="sort.py", ours=side(12.0, 0.49), torch=side(10.0, 0.49))}
+    rows = report.real_programs_rows(fake("real_programs", {"": dict(programs=programs)}))
+    assert [r[1:] for r in rows] == [
+        ("one training iteration of nanoGPT's `train.py`, unchanged, through `python -m tinygrad_like.torch` "
+         "(as the program times it)", "20.00 ms", "25.00 ms", "0.80"),
+        ("2 more public programs (makemore, minGPT), unchanged, each as it times itself; every loss at the same "
+         "step equal to PyTorch's to 4 decimals", "-", "-", "0.50 to 1.20")]
+    programs["makemore mlp"]["ours"]["loss"] = 2.2501
+    rows = report.real_programs_rows(fake("real_programs", {"": dict(programs=programs)}))
+    assert "not every loss" in rows[1][1]
+
+
 def test_real_programs_table_by_hand():
     ran = dict(ran=True, loss=2.0, ms_per_iter=10.0, wall_s=30.0)
     stopped = dict(ran=False, wall_s=1.0, error=dict(type="AttributeError", message="no contiguous",
