@@ -33,7 +33,7 @@ from tinygrad_like.fast import flash, pool
 from tinygrad_like.fast.arrays import array_max, array_sum, constant, keep_dot, keep_sum, rows_sum, swap_last
 from tinygrad_like.fast.kernels import compiled
 from tinygrad_like.fast.memory import pieces, row_pieces
-from tinygrad_like.fast.normal_cdf import normal_cdf_of
+from tinygrad_like.fast.normal_cdf import normal_cdf_steps
 from tinygrad_like.function import Function, state
 from tinygrad_like.ops import ScatterAdd, unbroadcast
 from tinygrad_like.tensor import Tensor
@@ -561,8 +561,9 @@ def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = N
     when it is given (gelu_erf_forward's), else with the slope made again from x; into `out` when it is
     given (x's shape and dtype, contiguous; it may be `slope` itself), else into a new array."""
     dx = np.empty(x.shape, x.dtype) if out is None else out
-    if slope is not None:
-        pool.run_in_runs(_times_slope, pieces(dx, np.ascontiguousarray(g), slope, size=PIECE), x.nbytes)
+    if slope is not None:                     # one pass, bound by memory: one piece per thread, not cache-sized
+        per_thread = -(-x.size // pool.threads_for(x.nbytes))
+        pool.run_in_runs(_times_slope, pieces(dx, np.ascontiguousarray(g), slope, size=per_thread), x.nbytes)
         return dx
     pool.run_in_runs(_gelu_erf_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x), size=PIECE),
                      x.nbytes)
@@ -570,25 +571,30 @@ def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = N
 
 
 def _gelu_erf_run(run):
-    """y = x·Φ(x) on each (y, x) or (y, x, slope) piece of a run; into slope, Φ(x) + x·φ(x)."""
-    work = np.empty((3, max(piece[1].size for piece in run)), run[0][1].dtype)
-    for y, x, *kept in run:
-        square, cdf, scratch = (w[:x.size].reshape(x.shape) for w in work)
-        cdf = kept[0] if kept else cdf
-        _cdf(x, _square(x, square), cdf, scratch)
-        np.multiply(cdf, x, out=y)
-        if kept:
-            _add_x_density(x, square, cdf, scratch)
+    """y = x·Φ(x) on each (y, x) or (y, x, slope) piece of a run; into slope, Φ(x) + x·φ(x). Overflow
+    reports are off for the whole run (see `_cdf`), not entered again for each piece."""
+    kept = len(run[0]) == 3
+    work = np.empty((2 if kept else 3, max(piece[1].size for piece in run)), run[0][1].dtype)
+    with np.errstate(over="ignore"):
+        for y, x, *slope in run:
+            square, scratch, *cdf = (w[:x.size].reshape(x.shape) for w in work)
+            cdf = slope[0] if kept else cdf[0]
+            _cdf(x, np.multiply(x, x, out=square), cdf, scratch)
+            np.multiply(cdf, x, out=y)
+            if kept:
+                _add_x_density(x, square, cdf, scratch)
 
 
 def _gelu_erf_grads(run):
-    """dx = g·(Φ(x) + x·φ(x)) on each (dx, g, x) piece of a run, the slope made from x."""
+    """dx = g·(Φ(x) + x·φ(x)) on each (dx, g, x) piece of a run, the slope made from x (overflow reports
+    off for the run, as in _gelu_erf_run)."""
     work = np.empty((2, max(piece[2].size for piece in run)), run[0][2].dtype)
-    for dx, g, x in run:
-        square, scratch = (w[:x.size].reshape(x.shape) for w in work)
-        _cdf(x, _square(x, square), dx, scratch)
-        _add_x_density(x, square, dx, scratch)
-        dx *= g
+    with np.errstate(over="ignore"):
+        for dx, g, x in run:
+            square, scratch = (w[:x.size].reshape(x.shape) for w in work)
+            _cdf(x, np.multiply(x, x, out=square), dx, scratch)
+            _add_x_density(x, square, dx, scratch)
+            dx *= g
 
 
 def _times_slope(run):
@@ -597,19 +603,14 @@ def _times_slope(run):
         np.multiply(slope, g, out=dx)
 
 
-def _square(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """x² into out; past |x| ≈ 1.8e19 (float32) it is inf, and both Φ and φ take that as they should (0 or 1,
-    and 0), so the overflow is not reported."""
-    with np.errstate(over="ignore"):
-        return np.multiply(x, x, out=out)
-
-
 def _cdf(x: np.ndarray, square: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     """Φ(x) = ½(1 + erf(x/√2)) into out, given x² (`square`), with scratch (an array of x's shape): for
     float32, normal_cdf.py's few steps, accurate to float32 rounding; otherwise with erf.py's erf,
-    accurate to float64 rounding."""
+    accurate to float64 rounding. Called with overflow reports off: past |x| ≈ 1.8e19 (float32) x² is inf,
+    and past 8.7e3 Φ's polynomial, and both Φ and φ take that as they should (0 or 1, and 0); erf.py
+    clamps its argument and does not overflow."""
     if x.dtype == np.float32:
-        return normal_cdf_of(x, square, out)
+        return normal_cdf_steps(x, square, out)
     out[...] = erf(np.multiply(x, SQRT_HALF, out=scratch))
     out += 1
     out *= 0.5

@@ -44,14 +44,19 @@ def normal_cdf(x: np.ndarray, out: np.ndarray | None = None, work: np.ndarray | 
 def normal_cdf_of(x: np.ndarray, square: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Φ(x) as `normal_cdf`, given x² (`square`, x's shape, left as it is) by a caller that uses x² too
     (the exact GELU's slope, fast/fused.py)."""
-    out = np.empty_like(x) if out is None else out
     with np.errstate(over="ignore"):                 # |x| > 8.7e3: inf, whose tanh is ±1 (see the module)
-        p = np.multiply(square, _F32[0], out=out)   # Horner's rule on x²
-        for coefficient in _F32[1:-1]:
-            p += coefficient
-            p *= square
-        p += _F32[-1]
-        p *= x
+        return normal_cdf_steps(x, square, np.empty_like(x) if out is None else out)
+
+
+def normal_cdf_steps(x: np.ndarray, square: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """normal_cdf_of's steps into `out`, for a caller that has turned overflow reports off around many
+    pieces at once (fast/fused.py: entering np.errstate costs as much as a step on a small piece)."""
+    p = np.multiply(square, _F32[0], out=out)       # Horner's rule on x²
+    for coefficient in _F32[1:-1]:
+        p += coefficient
+        p *= square
+    p += _F32[-1]
+    p *= x
     np.tanh(p, out=p)
     p += 1
     p *= 0.5
