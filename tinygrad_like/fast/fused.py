@@ -38,11 +38,7 @@ from tinygrad_like.function import Function, state
 from tinygrad_like.ops import ScatterAdd, unbroadcast
 from tinygrad_like.tensor import Tensor
 
-# Elements per cache-sized piece (512 KB of float32), for the numpy bodies' chains of steps below: a chain's
-# few pieces of work stay in a core's L2. Not smaller: with more than one thread on the pool, the Python
-# between two numpy steps holds the GIL the other thread waits for, so steps much shorter than a piece of
-# this size spend their time handing it over (benchmarks/bench_kernels.py, its numpy-bodies column).
-PIECE = 1 << 17
+PIECE = 1 << 16  # elements per cache-sized piece (256 KB of float32), for the elementwise chains below
 
 
 class Fused(Function):
