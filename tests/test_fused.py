@@ -421,3 +421,43 @@ def test_softmax_shift_one_number_or_each_rows_max():
         np.testing.assert_allclose(Tensor(x).log_softmax(-1).numpy(), want_log, rtol=1e-6, atol=1e-6)
     assert (Tensor(masked).softmax(-1).numpy()[1, 3:] == 0).all()
     assert np.isnan(Tensor(with_nan).softmax(-1).numpy()[3]).all()
+
+
+def test_shared_pieces_are_twice_as_big_on_more_than_one_thread():
+    """shared_piece: PIECE elements with one thread (the cache), twice that when the pool shares a chain
+    among threads (the GIL's hand-overs), PIECE again for a job too small to share."""
+    import tinygrad_like
+    from tinygrad_like.fast import fused, pool
+    try:
+        tinygrad_like.set_num_threads(1)
+        assert fused.shared_piece(1 << 30) == fused.PIECE
+        tinygrad_like.set_num_threads(2)
+        assert fused.shared_piece(1 << 30) == 2 * fused.PIECE
+        assert fused.shared_piece(pool.MIN_BYTES - 1) == fused.PIECE
+    finally:
+        tinygrad_like.set_num_threads(1)
+
+
+@pytest.mark.parametrize("op", ["gelu", "gelu_erf", "silu", "swiglu"])
+def test_numpy_bodies_give_the_same_bits_on_one_and_two_threads(op, monkeypatch):
+    """Kernels off: the chains cut into pieces of PIECE on one thread and of 2·PIECE on two give the same
+    bits, forward and backward, on a shape whose pieces do not come out even."""
+    import tinygrad_like
+    monkeypatch.setenv("TINYGRAD_LIKE_KERNELS", "off")
+    local = np.random.default_rng(77)
+    shape = (3, 7, 65_539) if op != "swiglu" else (3, 7, 2 * 32_771)
+    xn = (local.standard_normal(shape) * 3).astype(np.float32)
+    gn = local.standard_normal(shape[:-1] + (shape[-1] // 2 if op == "swiglu" else shape[-1],)).astype(np.float32)
+    run = {"gelu": lambda x: x.gelu(), "gelu_erf": lambda x: x.gelu(approximate="none"), "silu": lambda x: x.silu(),
+           "swiglu": lambda x: x.swiglu()}[op]
+    results = []
+    try:
+        for threads in (1, 2):
+            tinygrad_like.set_num_threads(threads)
+            x = Tensor(xn, requires_grad=True)
+            y = run(x)
+            y.backward(gn)
+            results.append((y.numpy().tobytes(), x.grad.numpy().tobytes()))
+    finally:
+        tinygrad_like.set_num_threads(1)
+    assert results[0] == results[1]

@@ -41,6 +41,14 @@ from tinygrad_like.tensor import Tensor
 PIECE = 1 << 16  # elements per cache-sized piece (256 KB of float32), for the elementwise chains below
 
 
+def shared_piece(nbytes: int) -> int:
+    """Elements per piece for a chain of numpy steps over nbytes shared out on the Python pool: PIECE on one
+    thread; twice that when more threads share it, where the Python between two steps holds the GIL
+    the other thread waits for, and steps on pieces of PIECE spend much of their time handing it over
+    (benchmarks/bench_kernels.py, the numpy bodies at every core against 1 thread)."""
+    return PIECE if pool.threads_for(nbytes) == 1 else 2 * PIECE
+
+
 class Fused(Function):
     """A fused op: a Function that replaces the composite op named `composite` (composites.py).
     `from_composite` applies it to the composite's arguments, when `accepts` them (None: always);
@@ -453,14 +461,15 @@ class Gelu(Fused):
 def gelu_forward(x: np.ndarray) -> np.ndarray:
     """GELU of x, on cache-sized pieces cut into one run per thread of the pool."""
     y = np.empty(x.shape, x.dtype)
-    pool.run_in_runs(_gelu_run, pieces(y, np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    pool.run_in_runs(_gelu_run, pieces(y, np.ascontiguousarray(x), size=shared_piece(x.nbytes)), x.nbytes)
     return y
 
 
 def gelu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """g · dGELU/dx, recomputed from x, on cache-sized pieces cut into one run per thread of the pool."""
     dx = np.empty(x.shape, x.dtype)
-    pool.run_in_runs(_gelu_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    pool.run_in_runs(_gelu_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x),
+                                         size=shared_piece(x.nbytes)), x.nbytes)
     return dx
 
 
@@ -551,7 +560,7 @@ def gelu_erf_forward(x: np.ndarray, slope: np.ndarray | None = None) -> np.ndarr
     Φ(x) + x·φ(x) written into `slope` (x's shape and dtype, contiguous) when it is given."""
     y = np.empty(x.shape, x.dtype)
     arrays = (y, np.ascontiguousarray(x)) + (() if slope is None else (slope,))
-    pool.run_in_runs(_gelu_erf_run, pieces(*arrays, size=PIECE), x.nbytes)
+    pool.run_in_runs(_gelu_erf_run, pieces(*arrays, size=shared_piece(x.nbytes)), x.nbytes)
     return y
 
 
@@ -565,7 +574,8 @@ def gelu_erf_backward(g: np.ndarray, x: np.ndarray, slope: np.ndarray | None = N
         per_thread = -(-x.size // pool.threads_for(x.nbytes))
         pool.run_in_runs(_times_slope, pieces(dx, np.ascontiguousarray(g), slope, size=per_thread), x.nbytes)
         return dx
-    pool.run_in_runs(_gelu_erf_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x), size=PIECE),
+    pool.run_in_runs(_gelu_erf_grads, pieces(dx, np.ascontiguousarray(g), np.ascontiguousarray(x),
+                                              size=shared_piece(x.nbytes)),
                      x.nbytes)
     return dx
 
@@ -655,14 +665,15 @@ def _silu_grad(g, x, s):
 def silu_forward(x: np.ndarray) -> np.ndarray:
     """x·σ(x), on cache-sized pieces cut into one run per thread of the pool."""
     y = np.empty(x.shape, x.dtype)
-    pool.run_in_runs(_silu_run, pieces(y, np.ascontiguousarray(x), size=PIECE), x.nbytes)
+    pool.run_in_runs(_silu_run, pieces(y, np.ascontiguousarray(x), size=shared_piece(x.nbytes)), x.nbytes)
     return y
 
 
 def silu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """g·(σ + x·σ(1 − σ)), σ = σ(x), on cache-sized pieces cut into one run per thread of the pool."""
     dx = np.empty(x.shape, x.dtype)
-    pool.run_in_runs(_silu_grads, pieces(dx, np.ascontiguousarray(g, x.dtype), np.ascontiguousarray(x), size=PIECE),
+    pool.run_in_runs(_silu_grads, pieces(dx, np.ascontiguousarray(g, x.dtype), np.ascontiguousarray(x),
+                                          size=shared_piece(x.nbytes)),
                      x.nbytes)
     return dx
 
@@ -737,7 +748,7 @@ def swiglu_forward(x: np.ndarray) -> np.ndarray:
     per thread of the pool; a and b are views of x's halves (each row a piece of a row of x), not copies."""
     a, b = halves(x)
     y = np.empty(a.shape, a.dtype)
-    pool.run_in_runs(_swiglu_run, row_pieces(y, a, b, size=PIECE), a.nbytes)
+    pool.run_in_runs(_swiglu_run, row_pieces(y, a, b, size=shared_piece(a.nbytes)), a.nbytes)
     return y
 
 
@@ -747,7 +758,8 @@ def swiglu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     a, b = halves(x)
     dx = np.empty(x.shape, x.dtype)
     da, db = halves(dx)
-    pool.run_in_runs(_swiglu_grads, row_pieces(da, db, np.ascontiguousarray(g, a.dtype), a, b, size=PIECE),
+    pool.run_in_runs(_swiglu_grads, row_pieces(da, db, np.ascontiguousarray(g, a.dtype), a, b,
+                                              size=shared_piece(a.nbytes)),
                      a.nbytes)
     return dx
 
