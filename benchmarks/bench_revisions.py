@@ -9,8 +9,8 @@ measurement runs in a fresh process from that tree: bench_train.py's own worker 
 GPT, AdamW and batches; malloc tuning on, as bench_train does), and a 2x2 add forward+backward timed against
 numpy's own add in the same process. The two revisions alternate in every round, the one that goes first
 swapped round by round, so a change of the machine's speed during the run, or a cost to whichever runs
-second (a warm cache, a busy core), reaches both. Figures are medians over rounds of each process's median; the ratio is
-after / before. Run as a command, it writes benchmarks/results/bench_revisions.json.
+second (a warm cache, a busy core), reaches both. Figures are medians over rounds of each process's median;
+the ratio is after / before. Run as a command, it writes benchmarks/results/bench_revisions.json.
 """
 from __future__ import annotations
 

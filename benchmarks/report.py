@@ -270,7 +270,8 @@ def real_programs_rows(data: dict) -> list:
     if not timed:
         return []
     losses = [(p["ours"]["loss"], p["torch"]["loss"]) for p in programs.values()
-              if p.get("ours") and p.get("torch") and p["ours"].get("loss") is not None and p["torch"].get("loss")]
+              if p.get("ours") and p.get("torch") and p["ours"].get("loss") is not None
+              and p["torch"].get("loss") is not None]
     same = all(f"{a:.4f}" == f"{b:.4f}" for a, b in losses)
     head = next((name for name in timed if name.startswith("nanoGPT train")), next(iter(timed)))
     ours, theirs = timed.pop(head)

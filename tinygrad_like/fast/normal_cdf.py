@@ -36,21 +36,14 @@ def normal_cdf(x: np.ndarray, out: np.ndarray | None = None, work: np.ndarray | 
     shape, or more arrays stacked, of which the first is used; a new one if None) as scratch space:
     ½(1 + tanh(x·P(x²))), exactly 0 or 1 beyond |x| = 6 (see the module)."""
     square = np.empty_like(x) if work is None else work.reshape(-1, *x.shape)[0]
-    with np.errstate(over="ignore"):                 # |x| > 1.8e19: inf (see the module)
-        np.multiply(x, x, out=square)
-    return normal_cdf_of(x, square, out)
-
-
-def normal_cdf_of(x: np.ndarray, square: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Φ(x) as `normal_cdf`, given x² (`square`, x's shape, left as it is) by a caller that uses x² too
-    (the exact GELU's slope, fast/fused.py)."""
-    with np.errstate(over="ignore"):                 # |x| > 8.7e3: inf, whose tanh is ±1 (see the module)
-        return normal_cdf_steps(x, square, np.empty_like(x) if out is None else out)
+    with np.errstate(over="ignore"):                 # x² past |x| > 1.8e19, P(x²) past 8.7e3: inf (see the module)
+        return normal_cdf_steps(x, np.multiply(x, x, out=square), np.empty_like(x) if out is None else out)
 
 
 def normal_cdf_steps(x: np.ndarray, square: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """normal_cdf_of's steps into `out`, for a caller that has turned overflow reports off around many
-    pieces at once (fast/fused.py: entering np.errstate costs as much as a step on a small piece)."""
+    """Φ(x) as `normal_cdf`, into `out`, given x² (`square`, x's shape, left as it is) by a caller that uses
+    x² too (the exact GELU's slope, fast/fused.py) and has turned overflow reports off (np.errstate), once
+    around many pieces: entering it costs as much as a step on a small piece."""
     p = np.multiply(square, _F32[0], out=out)       # Horner's rule on x²
     for coefficient in _F32[1:-1]:
         p += coefficient
